@@ -1,0 +1,206 @@
+/* mkccl transport ABI, version 1 (ours: NCCL has no transport plugins).
+ *
+ * A transport moves steps between two ranks' executors. It has a send and a
+ * recv side; each side has an executor part (setup/connect/free: run by the
+ * core while connecting, they produce the addresses the executor uses) and a
+ * proxy part (proxySetup/proxyConnect/proxyFree/proxyProgress: run for the
+ * proxy thread, NULL when the transport needs no proxy). The contract between
+ * the executor and the proxy is the connection FIFO of seed 000:
+ *   - NCCL_STEPS slots; slot = step % MKCCL_STEPS;
+ *   - producer: writes data, then connFifo[slot].size, then tail = step+1;
+ *   - consumer: reads, then clears connFifo[slot].size = -1, then head = step+1;
+ *   - size == -1 means empty; mode says where the data is (NORMAL: buffs +
+ *     slot*stepSize, OFFSET: buffs + connFifo[slot].offset, PTR: connFifo[slot].ptr).
+ * Frozen: fields are only appended. Exported symbol: mkcclTransportPlugin_v1. */
+#ifndef MKCCL_ABI_TRANSPORT_V1_H
+#define MKCCL_ABI_TRANSPORT_V1_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mkccl_plugin_v1.h"
+#include "nccl.h"
+
+#define MKCCL_TRANSPORT_SYMBOL_V1 "mkcclTransportPlugin_v1"
+#define MKCCL_TRANSPORT_ABI_V1 1
+
+#define MKCCL_STEPS 8                /* slots per connection */
+#define MKCCL_SHARED_STEPS 16        /* slots of a shared (OFFSET mode) pool per channel */
+#define MKCCL_PROXY_MAX_SUBS 64      /* sub-operations in one proxy op */
+#define MKCCL_CONNECT_INFO_BYTES 256 /* what setup() sends to the peer's connect() */
+
+#define MKCCL_MODE_NORMAL 0
+#define MKCCL_MODE_OFFSET 1
+#define MKCCL_MODE_PTR 2
+
+#define MKCCL_PROTO_LL 0
+#define MKCCL_PROTO_LL128 1
+#define MKCCL_PROTO_SIMPLE 2
+#define MKCCL_NUM_PROTOCOLS 3
+
+/* One FIFO slot; lives in memory both the executor and the proxy see. */
+typedef struct {
+  int32_t mode;
+  int32_t offset;
+  int64_t size; /* -1: empty */
+  void* ptr;
+} mkcclConnFifo_v1;
+
+/* Control words, each on its own cache line: the producer's tail and the
+ * consumer's head are written by different agents. Every head or tail word
+ * is followed by a 32-bit count of host threads sleeping on it (futex), so
+ * whoever advances it can wake them (mkccl_conn_fifo_v1.h). */
+typedef struct {
+  volatile uint64_t head; /* consumer -> producer: steps freed */
+  volatile uint32_t headWaiters;
+  char pad[116];
+} mkcclSendMem_v1;
+
+typedef struct {
+  volatile uint64_t tail; /* producer -> consumer: steps published */
+  volatile uint32_t tailWaiters;
+  char pad[116];
+  mkcclConnFifo_v1 connFifo[MKCCL_STEPS];
+} mkcclRecvMem_v1;
+
+/* Where the executor finds a connection, filled by send/recv connect(). */
+#define MKCCL_CONN_USE_FIFO 0x1    /* publish sizes (send) / read modes (recv) in connFifo */
+#define MKCCL_CONN_DEVICE_MEM 0x2  /* buffers are GPU memory */
+#define MKCCL_CONN_SHARED 0x4      /* OFFSET mode: slot offsets come from connFifo */
+#define MKCCL_CONN_PROXY 0x8       /* a proxy op must be posted for each operation */
+typedef struct {
+  char* buffs[MKCCL_NUM_PROTOCOLS]; /* step buffers; NULL: protocol unavailable */
+  int32_t stepSize[MKCCL_NUM_PROTOCOLS];
+  volatile uint64_t* tail;          /* send: written by executor; recv: polled by executor */
+  volatile uint64_t* head;          /* send: polled by executor; recv: written by executor */
+  mkcclConnFifo_v1* connFifo;
+  uint32_t flags;
+  void* netDeviceHandle;            /* net device offload (UNPACK), NULL for HOST */
+} mkcclConnInfo_v1;
+
+/* The two ranks of a connection, as the core knows them. */
+typedef struct {
+  int rank;
+  uint64_t hostHash;
+  uint64_t pidHash;
+  int pid;
+  int cudaDev;    /* -1: host rank */
+  int64_t busId;  /* -1: no GPU */
+  int pathType;   /* topology path type from self to this peer (PATH_*), PATH_NET across hosts */
+  int netDev;     /* net device index the core chose for this peer and channel */
+} mkcclPeer_v1;
+
+typedef struct {
+  const mkcclPeer_v1* self;
+  const mkcclPeer_v1* peer;
+  int channelId;
+  int connIndex;
+  int deviceMem;      /* executor is a GPU: buffers must be device-visible */
+  int buffSizes[MKCCL_NUM_PROTOCOLS];
+  int shared;         /* use a shared (OFFSET mode) buffer pool (p2p operations) */
+} mkcclConnSetup_v1;
+
+/* Progress of one sub-operation (one connection of one channel). */
+typedef struct {
+  void* conn;           /* the proxy side of the connection */
+  int channelId;
+  int peer;
+  uint64_t nsteps;      /* steps to move */
+  int64_t nbytes;       /* total bytes (p2p), -1 when steps carry their own sizes */
+  uint64_t base, posted, received, transmitted, done;
+  void* requests[MKCCL_STEPS];
+  int groupSize;        /* receives posted together with the next groupSize-1 subs */
+  void* userBuff;       /* PTR mode: the user's registered buffer */
+  void* mhandle;        /* its registration */
+  void* profilerHandle;
+  int64_t userData[4];  /* free for the transport */
+} mkcclProxySubOp_v1;
+
+#define MKCCL_PROXY_OP_READY 0
+#define MKCCL_PROXY_OP_PROGRESS 1
+#define MKCCL_PROXY_OP_DONE 2
+typedef struct {
+  int state;
+  int idle;             /* out: 1 when the call did nothing */
+  int protocol;
+  int sliceSteps;
+  int chunkSteps;
+  int chunkSize;
+  int nsubs;
+  int done;             /* subs finished */
+  uint64_t opCount;
+  int pattern;          /* what the op belongs to, for logs and profilers */
+  mkcclProxySubOp_v1 subs[MKCCL_PROXY_MAX_SUBS];
+} mkcclProxyOp_v1;
+
+/* What the core lends a transport. */
+typedef struct mkcclTransportServices_v1 {
+  size_t size;
+  ncclDebugLogger_t log;
+  void* ctx; /* first argument of every service */
+  /* Memory the executor and the proxy both see: pinned host memory when a GPU
+   * executor is in use, plain page-aligned memory otherwise. Zeroed. */
+  ncclResult_t (*hostAlloc)(void* ctx, size_t bytes, void** ptr);
+  ncclResult_t (*hostFree)(void* ctx, void* ptr);
+  /* GPU memory on the communicator's device (ncclInvalidUsage on host ranks). */
+  ncclResult_t (*deviceAlloc)(void* ctx, size_t bytes, void** ptr);
+  ncclResult_t (*deviceFree)(void* ctx, void* ptr);
+  /* The net plugin the core chose, through the newest net ABI (ncclNet_v12_t*),
+   * and its per-communicator context; NULL when there is none. */
+  const void* (*net)(void* ctx, void** netContext);
+  /* Parameter values (declared by the transport's mkcclPluginInfo_v1 or the core). */
+  int (*paramInt64)(const char* name, int64_t* value);
+  /* Abort flag of the communicator: non-zero once aborting. */
+  volatile uint32_t* abortFlag;
+  int rank;
+  int nRanks;
+  /* ---- GPU communicators (cudaDev >= 0); NULL on host ranks ---- */
+  int cudaDev;
+  /* A handle another process of this host can open (64 bytes), for memory
+   * from deviceAlloc; and opening/closing a peer's handle. */
+  ncclResult_t (*ipcHandle)(void* ctx, void* devPtr, void* handle);
+  ncclResult_t (*ipcOpen)(void* ctx, const void* handle, void** devPtr);
+  ncclResult_t (*ipcClose)(void* ctx, void* devPtr);
+  /* Whether this GPU can access the peer's GPU directly (and, for a peer in
+   * this process, enables it). */
+  ncclResult_t (*peerAccess)(void* ctx, const mkcclPeer_v1* peer, int* canAccess);
+  /* Make host memory (e.g. shared memory) usable by the GPU; *devPtr is the
+   * address the GPU uses. */
+  ncclResult_t (*hostRegister)(void* ctx, void* ptr, size_t bytes, void** devPtr);
+  ncclResult_t (*hostUnregister)(void* ctx, void* ptr);
+  /* The device's compute capability (major*10+minor), 0 on host ranks. */
+  int sm;
+  /* NCCL_P2P_LEVEL as a path type (0 LOC .. 9 SYS), -1 when unset. */
+  int p2pLevel;
+  /* NCCL_P2P_READ_ENABLE: 1 read, 0 write, -1 unset (the transport decides). */
+  int p2pRead;
+} mkcclTransportServices_v1;
+
+typedef struct {
+  ncclResult_t (*setup)(void* tctx, const mkcclConnSetup_v1* args, void* connectInfo, void** conn);
+  /* May return ncclInProgress: called again until ncclSuccess. */
+  ncclResult_t (*connect)(void* conn, const void* peerConnectInfo, mkcclConnInfo_v1* info);
+  ncclResult_t (*free)(void* conn);
+  /* Proxy side (NULL if none). proxySetup runs after setup, proxyConnect
+   * after connect, both before the first op; proxyProgress runs on the proxy
+   * thread; proxyFree before free. */
+  ncclResult_t (*proxySetup)(void* conn);
+  ncclResult_t (*proxyConnect)(void* conn);
+  ncclResult_t (*proxyProgress)(void* tctx, mkcclProxyOp_v1* op);
+  ncclResult_t (*proxyFree)(void* conn);
+} mkcclTransportSide_v1;
+
+typedef struct {
+  size_t size;
+  int abiVersion;       /* MKCCL_TRANSPORT_ABI_V1 */
+  const char* name;     /* "p2p", "shm", "net" ... */
+  ncclResult_t (*init)(const mkcclTransportServices_v1* services, void** tctx);
+  /* 1 when this transport can connect self to peer (the core tries
+   * transports in manifest priority order and takes the first). */
+  ncclResult_t (*canConnect)(void* tctx, const mkcclPeer_v1* self, const mkcclPeer_v1* peer, int* ret);
+  mkcclTransportSide_v1 send;
+  mkcclTransportSide_v1 recv;
+  ncclResult_t (*finalize)(void* tctx);
+} mkcclTransport_v1;
+
+#endif

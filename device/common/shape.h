@@ -1,0 +1,22 @@
+/* Chunk and slice shapes per collective (in steps), as NCCL uses them for
+ * the Simple protocol: rings pipeline 4-step chunks in 2-step slices;
+ * chains (broadcast, reduce) and p2p go step by step. */
+#ifndef MKCCL_DEVICE_SHAPE_H
+#define MKCCL_DEVICE_SHAPE_H
+
+#include "device/common/work.h"
+#include "fifo/steps.h"
+
+MK_HD void mk_coll_shape(int coll, int* chunkSteps, int* sliceSteps) {
+  switch (coll) {
+    case MK_COLL_ALLREDUCE:
+    case MK_COLL_ALLGATHER:
+    case MK_COLL_REDUCESCATTER: *chunkSteps = 4; *sliceSteps = 2; break;
+    default: *chunkSteps = 1; *sliceSteps = 1; break;
+  }
+}
+
+/* Elements a chunk boundary is aligned to: 16 bytes, for vector loads. */
+MK_HD int64_t mk_elem_align(int typeSize) { return typeSize >= 16 ? 1 : 16 / typeSize; }
+
+#endif

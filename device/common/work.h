@@ -1,0 +1,74 @@
+/* What the core hands an executor: one work item per collective (or p2p
+ * pair) and channel range, written to the work FIFO. Shared by the host and
+ * GPU executors, so plain C with fixed-size fields. */
+#ifndef MKCCL_DEVICE_WORK_H
+#define MKCCL_DEVICE_WORK_H
+
+#include <stdint.h>
+
+enum {
+  MK_COLL_ALLREDUCE = 0,
+  MK_COLL_ALLGATHER,
+  MK_COLL_REDUCESCATTER,
+  MK_COLL_BROADCAST,
+  MK_COLL_REDUCE,
+  MK_COLL_SENDRECV, /* p2p: Send/Recv, and AlltoAll/Gather/Scatter built from it */
+  MK_COLL_COUNT
+};
+
+/* NCCL's algorithm and protocol indices (the tuner's cost table uses them). */
+enum { MK_ALGO_TREE = 0, MK_ALGO_RING = 1, MK_ALGO_COUNT = 7 };
+enum { MK_PROTO_LL = 0, MK_PROTO_LL128 = 1, MK_PROTO_SIMPLE = 2, MK_PROTO_COUNT = 3 };
+
+/* Reduction as executors see it (user Avg becomes PREMULSUM or SUMPOSTDIV). */
+enum {
+  MK_OP_SUM = 0,
+  MK_OP_PROD,
+  MK_OP_MAX,
+  MK_OP_MIN,
+  MK_OP_PREMULSUM,  /* local input multiplied by scalar, then sum */
+  MK_OP_SUMPOSTDIV, /* sum, result divided by scalar (integer Avg) */
+  MK_OP_COUNT
+};
+
+#define MK_WORK_IN_PLACE 0x1
+
+/* Bytes of an ncclDataType_t element (0 for an invalid type). */
+#if defined(__CUDACC__)
+__host__ __device__ __forceinline__
+#else
+static inline
+#endif
+int mk_type_size(int type) {
+  switch (type) {
+    case 0: case 1: case 10: case 11: return 1;  /* int8, uint8, fp8 e4m3, fp8 e5m2 */
+    case 6: case 9: return 2;                    /* half, bfloat16 */
+    case 2: case 3: case 7: return 4;            /* int32, uint32, float */
+    case 4: case 5: case 8: return 8;            /* int64, uint64, double */
+    default: return 0;
+  }
+}
+
+typedef struct __attribute__((aligned(16))) {
+  uint8_t coll;
+  uint8_t algo;
+  uint8_t proto;
+  uint8_t type;       /* ncclDataType_t */
+  uint8_t op;         /* MK_OP_* */
+  uint8_t channelLo;  /* channels [channelLo, channelLo + nChannels) run this item */
+  uint8_t nChannels;
+  uint8_t flags;
+  int32_t root;       /* rooted collectives: the root; p2p: the peer */
+  int32_t chunkSize;  /* bytes per chunk (executor and proxy agree on it) */
+  uint64_t opCount;
+  uint64_t count;     /* elements, NCCL's meaning per collective */
+  uint64_t scalar;    /* PREMULSUM / SUMPOSTDIV operand, bits of the element type (or divisor) */
+  const void* sendbuff;
+  void* recvbuff;
+  /* p2p: a send and a receive in one item (either may be absent: bytes < 0) */
+  int32_t sendPeer, recvPeer;
+  int64_t sendBytes, recvBytes;
+  void* recvbuff2;
+} mk_work_t;
+
+#endif

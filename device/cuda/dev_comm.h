@@ -1,0 +1,60 @@
+/* What a GPU kernel sees of a communicator: per channel its ring and the
+ * connections it uses, in device memory. Filled by the host (plan/launch),
+ * read by device/cuda/kernels.cu. Plain C so both sides share it. */
+#ifndef MKCCL_CUDA_DEV_COMM_H
+#define MKCCL_CUDA_DEV_COMM_H
+
+#include <stdint.h>
+
+#include "transport/mkccl_transport_v1.h"
+
+#define MK_DEV_MAX_CHANNELS 32
+#define MK_DEV_MAX_RANKS 64
+
+typedef struct {
+  char* buff;                 /* Simple protocol step buffers */
+  int32_t stepSize;
+  uint32_t flags;             /* MKCCL_CONN_* */
+  volatile uint64_t* tail;
+  volatile uint64_t* head;
+  mkcclConnFifo_v1* connFifo;
+  uint64_t step;              /* the GPU executor's step counter, kept across kernels */
+} mk_dev_conn_t;
+
+typedef struct {
+  int32_t ringPrev, ringNext, ringIndex;
+  int32_t pad;
+  int32_t ringRanks[MK_DEV_MAX_RANKS];
+  mk_dev_conn_t ringSend;     /* to ringNext, connection 0 */
+  mk_dev_conn_t ringRecv;     /* from ringPrev, connection 0 */
+  mk_dev_conn_t p2pSend[MK_DEV_MAX_RANKS]; /* connection 1, per peer */
+  mk_dev_conn_t p2pRecv[MK_DEV_MAX_RANKS];
+} mk_dev_channel_t;
+
+/* Per channel, what the kernel is doing (host memory mapped for the
+ * device), for the watchdog to report a GPU that makes no progress. */
+#define MK_DEV_STATUS_WORDS 8
+enum { MK_STATUS_OP, MK_STATUS_PRIM, MK_STATUS_WORD, MK_STATUS_TARGET, MK_STATUS_RSTEP, MK_STATUS_SSTEP, MK_STATUS_TICKS };
+
+typedef struct {
+  int32_t rank, nRanks;
+  volatile uint32_t* abortFlag; /* host memory mapped for the device */
+  volatile uint64_t* status;    /* [MK_DEV_MAX_CHANNELS][MK_DEV_STATUS_WORDS], mapped host memory */
+  mk_dev_channel_t channels[MK_DEV_MAX_CHANNELS];
+} mk_dev_comm_t;
+
+/* Kernel arguments: work items sit in the work FIFO (host-pinned memory,
+ * read by the kernel), `nWorks` of them from `workOffset`. */
+typedef struct {
+  mk_dev_comm_t* comm;
+  const char* workBuf;
+  uint32_t workMask;
+  uint32_t workOffset;
+  uint32_t nWorks;
+  uint32_t channelLo;
+} mk_kernel_args_t;
+
+#define MK_KERNEL_THREADS 512
+#define MK_KERNEL_NAME "mkccl_kernel"
+
+#endif

@@ -1,0 +1,39 @@
+/* The GPU executor, host side: the kernels' module on the communicator's
+ * device, the device copy of the channels and connections (dev_comm.h), the
+ * work FIFO in pinned host memory the kernel reads, and launches on the
+ * user's stream that never block the host. Work FIFO space comes back
+ * through events recorded after each launch (seed 002). */
+#ifndef MKCCL_CUDA_GPU_EXEC_H
+#define MKCCL_CUDA_GPU_EXEC_H
+
+#include "device/common/work.h"
+#include "nccl.h"
+
+struct ncclComm;
+typedef struct gpu_exec gpu_exec_t;
+
+/* On the comm's device (its context is current on the calling thread). */
+ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out);
+void gpu_exec_destroy(gpu_exec_t* ex);
+
+/* Make the comm's device's primary context current (holding it from the
+ * first call until gpu_exec_unbind). */
+ncclResult_t gpu_exec_bind(struct ncclComm* comm);
+void gpu_exec_unbind(struct ncclComm* comm);
+
+/* The calling thread's current context, and putting it back. */
+ncclResult_t gpu_exec_ctx_save(void** ctx);
+void gpu_exec_ctx_restore(void* ctx);
+
+/* Copy connections that were connected since the last call to the device
+ * (connectors already used by kernels keep their device step counters). */
+ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* stream);
+
+/* Launch `n` items on `stream` (a cudaStream_t; NULL is the legacy stream),
+ * channels [0, nChannels). Returns once queued. */
+ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream);
+
+/* Whether ptr is memory the comm's GPU can use in a kernel. */
+int gpu_exec_pointer_ok(const void* ptr);
+
+#endif

@@ -1,0 +1,300 @@
+/* The GPU executor: one CTA per channel, the same ring schedules and
+ * connection FIFO protocol as the host executor (device/common), Simple
+ * protocol with 16-byte vector accesses. Compiled to a fatbin that the core
+ * loads through the driver at run time (no CUDA runtime dependency). */
+#include <stdint.h>
+
+#include "device/common/sched_ring.h"
+#include "device/common/shape.h"
+#include "device/common/work.h"
+#include "device/cuda/dev_comm.h"
+#include "device/cuda/reduce.cuh"
+
+/* ---- step waits and posts (seed 000 "GPU-Side Primitives") ------------ */
+
+__device__ __forceinline__ uint64_t mk_ld_acquire(volatile uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void mk_st_release(volatile uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* Progress report for the host's watchdog (thread 0 only, cheap stores). */
+__device__ __forceinline__ void mk_status(volatile uint64_t* st, int word, uint64_t v) {
+  if (st) st[word] = v;
+}
+
+struct mk_prims {
+  mk_dev_conn_t* recv; /* NULL when unused */
+  mk_dev_conn_t* send;
+  int chunkSteps, sliceSteps, stepSize;
+  int type, op;
+  uint64_t scalar;
+  int ts;
+  volatile uint32_t* abortFlag;
+  int* aborted; /* shared */
+  volatile uint64_t* status; /* this channel's row, or NULL */
+};
+
+/* Thread 0 spins; the abort flag is read, and progress reported, every so
+ * often. */
+__device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag,
+                        volatile uint64_t* status) {
+  int spins = 0;
+  uint64_t v;
+  while ((v = mk_ld_acquire(word)) < target) {
+    if (++spins == 4096) {
+      spins = 0;
+      if (status) {
+        status[MK_STATUS_WORD] = v;
+        status[MK_STATUS_TARGET] = target;
+        status[MK_STATUS_TICKS] = status[MK_STATUS_TICKS] + 1;
+      }
+      if (*abortFlag) return false;
+    }
+  }
+  return true;
+}
+
+__device__ char* mk_recv_ptr(mk_dev_conn_t* c, uint64_t step) {
+  int slot = (int)(step % MKCCL_STEPS);
+  if (c->connFifo && (c->flags & MKCCL_CONN_USE_FIFO)) {
+    mkcclConnFifo_v1* f = &c->connFifo[slot];
+    if (f->mode == MKCCL_MODE_OFFSET) return c->buff + f->offset;
+    if (f->mode == MKCCL_MODE_PTR) return (char*)f->ptr;
+  }
+  return c->buff + (size_t)slot * c->stepSize;
+}
+
+__device__ char* mk_send_ptr(mk_dev_conn_t* c, uint64_t step) {
+  int slot = (int)(step % MKCCL_STEPS);
+  if ((c->flags & MKCCL_CONN_SHARED) && c->connFifo) return c->buff + c->connFifo[slot].offset;
+  return c->buff + (size_t)slot * c->stepSize;
+}
+
+template <typename T, int OP>
+__device__ void mk_data(int tid, int n, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
+                        uint64_t scalar, int post) {
+  mk_reduce_copy<T, OP>(tid, n, a, b, d0, d1, nelem, scalar, post);
+}
+
+template <typename T>
+__device__ void mk_data_op(int op, int tid, int n, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
+                           uint64_t scalar, int post) {
+  switch (op) {
+    case MK_OP_PROD: mk_data<T, MK_OP_PROD>(tid, n, a, b, d0, d1, nelem, scalar, post); break;
+    case MK_OP_MAX: mk_data<T, MK_OP_MAX>(tid, n, a, b, d0, d1, nelem, scalar, post); break;
+    case MK_OP_MIN: mk_data<T, MK_OP_MIN>(tid, n, a, b, d0, d1, nelem, scalar, post); break;
+    case MK_OP_PREMULSUM: mk_data<T, MK_OP_PREMULSUM>(tid, n, a, b, d0, d1, nelem, scalar, post); break;
+    case MK_OP_SUMPOSTDIV: mk_data<T, MK_OP_SUMPOSTDIV>(tid, n, a, b, d0, d1, nelem, scalar, post); break;
+    default: mk_data<T, MK_OP_SUM>(tid, n, a, b, d0, d1, nelem, scalar, post); break;
+  }
+}
+
+/* Move or combine nelem elements: a copy when there is one input and no
+ * arithmetic; else the typed loop. */
+__device__ void mk_move(const mk_prims& p, const char* a, const char* b, char* d0, char* d1, int64_t nelem, int post) {
+  int tid = threadIdx.x, n = blockDim.x;
+  bool arith = (a && b) || (b && p.op == MK_OP_PREMULSUM) || (post && p.op == MK_OP_SUMPOSTDIV);
+  if (!arith) {
+    const char* src = a ? a : b;
+    if (d1 == src) d1 = nullptr;
+    if (d0 == src) return;
+    mk_copy(tid, n, src, d0, d1, nelem * p.ts);
+    return;
+  }
+  switch (p.type) {
+    case ncclInt8: mk_data_op<int8_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint8: mk_data_op<uint8_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclInt32: mk_data_op<int32_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint32: mk_data_op<uint32_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclInt64: mk_data_op<int64_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint64: mk_data_op<uint64_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat16: mk_data_op<__half>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat32: mk_data_op<float>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat64: mk_data_op<double>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclBfloat16: mk_data_op<__nv_bfloat16>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat8e4m3: mk_data_op<__nv_fp8_e4m3>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat8e5m2: mk_data_op<__nv_fp8_e5m2>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+  }
+}
+
+/* One chunk (exactly chunkSteps steps on each connection used). Returns
+ * non-zero when aborted. */
+__device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
+  bool recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
+  bool useSrc = mk_prim_reads_src(prim), useDst = mk_prim_writes_dst(prim);
+  int final = mk_prim_is_final(prim);
+  steps_shape_t s = {p->chunkSteps, p->sliceSteps, p->stepSize};
+  int64_t chunkBytes = nelem * p->ts;
+  int slices = steps_slices_per_chunk(s);
+  int64_t done = 0;
+  for (int slice = 0; slice < slices; slice++) {
+    int64_t bytes = steps_slice_len(s, chunkBytes, slice);
+    uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
+    if (threadIdx.x == 0) {
+      bool ok = true;
+      mk_status(p->status, MK_STATUS_TICKS, p->status ? p->status[MK_STATUS_TICKS] + 1 : 0);
+      mk_status(p->status, MK_STATUS_PRIM, (uint64_t)prim | (uint64_t)slice << 8);
+      mk_status(p->status, MK_STATUS_RSTEP, rstep);
+      mk_status(p->status, MK_STATUS_SSTEP, sstep);
+      if (recv) ok = mk_wait(p->recv->tail, rstep + p->sliceSteps, p->abortFlag, p->status);
+      /* A free slot: head within MKCCL_STEPS of the slice's end (no underflow at the start). */
+      uint64_t end = sstep + p->sliceSteps;
+      if (ok && send) ok = mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status);
+      if (!ok) *p->aborted = 1;
+    }
+    __syncthreads();
+    if (*p->aborted) return 1;
+    if (bytes > 0) {
+      const char* in = recv ? mk_recv_ptr(p->recv, rstep) : nullptr;
+      char* out = send ? mk_send_ptr(p->send, sstep) : nullptr;
+      const char* mine = useSrc ? src + done : nullptr;
+      char* user = useDst ? dst + done : nullptr;
+      char* d0 = out ? out : user;
+      char* d1 = out ? user : nullptr;
+      if (d0) mk_move(*p, in, mine, d0, d1, bytes / p->ts, final);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence_system();
+      if (recv) {
+        if (p->recv->connFifo && (p->recv->flags & MKCCL_CONN_USE_FIFO))
+          p->recv->connFifo[rstep % MKCCL_STEPS].size = -1;
+        mk_st_release(p->recv->head, rstep + p->sliceSteps);
+        p->recv->step = rstep + p->sliceSteps;
+      }
+      if (send) {
+        if (p->send->connFifo && (p->send->flags & MKCCL_CONN_USE_FIFO)) {
+          *(volatile int64_t*)&p->send->connFifo[sstep % MKCCL_STEPS].size = bytes;
+          __threadfence_system();
+        }
+        mk_st_release(p->send->tail, sstep + p->sliceSteps);
+        p->send->step = sstep + p->sliceSteps;
+      }
+    }
+    __syncthreads();
+    done += bytes;
+  }
+  return 0;
+}
+
+#define MK_ALGO_FN __device__
+#define MK_PRIMS_T mk_prims
+#define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_chunk((p), (prim), (const char*)(src), (char*)(dst), (nelem))
+#include "device/common/coll_ring.h"
+
+__device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
+  if (c && threadIdx.x == 0) c->step = steps_op_base(c->step, chunkSteps);
+  __syncthreads();
+}
+
+__device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* base, int bid) {
+  int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
+  int sendChunks = 0, recvChunks = 0;
+  mk_prims sp = *base, rp = *base;
+  sp.ts = rp.ts = 1;
+  sp.type = rp.type = ncclUint8;
+  sp.op = rp.op = MK_OP_SUM;
+  sp.recv = sp.send = rp.recv = rp.send = nullptr;
+  if (w->sendBytes >= 0) {
+    coll_p2p_part(w->sendBytes, w->nChannels, bid, chunk, &sendOff, &sendLen, &sendChunks);
+    sp.send = &ch->p2pSend[w->sendPeer];
+    sp.stepSize = sp.send->stepSize;
+    mk_begin(sp.send, 1);
+  }
+  if (w->recvBytes >= 0) {
+    coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
+    rp.recv = &ch->p2pRecv[w->recvPeer];
+    rp.stepSize = rp.recv->stepSize;
+    mk_begin(rp.recv, 1);
+  }
+  for (int i = 0; i < sendChunks || i < recvChunks; i++) {
+    int64_t off = (int64_t)i * chunk;
+    if (i < sendChunks &&
+        mk_prims_chunk(&sp, MK_PRIM_SEND, (const char*)w->sendbuff + sendOff + off, nullptr, coll_clamp(sendLen, off, chunk)))
+      return;
+    if (i < recvChunks &&
+        mk_prims_chunk(&rp, MK_PRIM_RECV, nullptr, (char*)w->recvbuff + recvOff + off, coll_clamp(recvLen, off, chunk)))
+      return;
+  }
+}
+
+__device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted) {
+  mk_prims p;
+  int chunkSteps, sliceSteps;
+  mk_coll_shape(w->coll, &chunkSteps, &sliceSteps);
+  p.chunkSteps = chunkSteps;
+  p.sliceSteps = sliceSteps;
+  p.type = w->type;
+  p.op = w->op;
+  p.scalar = w->scalar;
+  p.ts = w->coll == MK_COLL_SENDRECV ? 1 : mk_type_size(w->type);
+  p.abortFlag = comm->abortFlag;
+  p.aborted = aborted;
+  p.status = comm->status ? comm->status + (size_t)channel * MK_DEV_STATUS_WORDS : nullptr;
+  if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
+  int bid = channel - w->channelLo;
+  if (w->coll == MK_COLL_SENDRECV && w->sendPeer == comm->rank && w->recvPeer == comm->rank) {
+    /* To myself: a copy, this channel's part. */
+    int64_t off, len;
+    int chunks;
+    coll_p2p_part(w->sendBytes, w->nChannels, bid, w->chunkSize, &off, &len, &chunks);
+    if (len > 0) mk_copy(threadIdx.x, blockDim.x, (const char*)w->sendbuff + off, (char*)w->recvbuff + off, nullptr, len);
+    return;
+  }
+  if (w->coll == MK_COLL_SENDRECV) {
+    mk_run_p2p(ch, w, &p, bid);
+    return;
+  }
+  if (comm->nRanks == 1) {
+    /* A communicator of one: the result is the input (pre/post applied). */
+    int64_t off, len;
+    int chunks;
+    coll_p2p_part((int64_t)w->count * p.ts, w->nChannels, bid, w->chunkSize, &off, &len, &chunks);
+    if (len > 0) mk_move(p, nullptr, (const char*)w->sendbuff + off, (char*)w->recvbuff + off, nullptr, len / p.ts, 1);
+    return;
+  }
+  mk_ring_ctx_t c;
+  c.nRanks = comm->nRanks;
+  c.ringIx = ch->ringIndex;
+  c.ringRanks = ch->ringRanks;
+  c.bid = bid;
+  c.ts = p.ts;
+  c.align = mk_elem_align(p.ts);
+  c.chunkElems = w->chunkSize / p.ts;
+  int recvs, sends;
+  coll_ring_uses(&c, w, &recvs, &sends);
+  p.recv = recvs ? &ch->ringRecv : nullptr;
+  p.send = sends ? &ch->ringSend : nullptr;
+  p.stepSize = (p.recv ? p.recv : p.send) ? (p.recv ? p.recv : p.send)->stepSize : 0;
+  mk_begin(p.recv, chunkSteps);
+  mk_begin(p.send, chunkSteps);
+  coll_ring_run(&p, w, &c);
+}
+
+extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS) mkccl_kernel(mk_kernel_args_t args) {
+  __shared__ mk_work_t work;
+  __shared__ int aborted;
+  int channel = (int)args.channelLo + (int)blockIdx.x;
+  mk_dev_channel_t* ch = &args.comm->channels[channel];
+  if (threadIdx.x == 0) {
+    aborted = 0;
+    if (args.comm->status) args.comm->status[channel * MK_DEV_STATUS_WORDS + MK_STATUS_TICKS] += 1000000;
+  }
+  for (uint32_t i = 0; i < args.nWorks; i++) {
+    if (threadIdx.x < sizeof(mk_work_t) / 16) {
+      uint32_t off = (args.workOffset + i * (uint32_t)sizeof(mk_work_t) + threadIdx.x * 16) & args.workMask;
+      /* The FIFO is host memory the host rewrites: read it fresh. */
+      const volatile uint32_t* src = (const volatile uint32_t*)(args.workBuf + off);
+      uint4 v = make_uint4(src[0], src[1], src[2], src[3]);
+      ((uint4*)&work)[threadIdx.x] = v;
+    }
+    __syncthreads();
+    if (channel >= work.channelLo && channel < work.channelLo + work.nChannels && !aborted)
+      mk_run(args.comm, ch, &work, channel, &aborted);
+    __syncthreads();
+  }
+}

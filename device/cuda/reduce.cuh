@@ -1,0 +1,145 @@
+/* Element arithmetic on the GPU for the 12 NCCL types: a compute type per
+ * storage type (float for the narrow floating types), the reduction ops of
+ * device/common/work.h, and the CTA-wide reduce-copy loop with 16-byte
+ * vector accesses where the pointers allow. */
+#ifndef MKCCL_CUDA_REDUCE_CUH
+#define MKCCL_CUDA_REDUCE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <stdint.h>
+
+#include "device/common/work.h"
+
+template <typename T> struct mk_elem {
+  typedef T C;
+  __device__ static C load(T x) { return x; }
+  __device__ static T store(C x) { return x; }
+};
+template <> struct mk_elem<__half> {
+  typedef float C;
+  __device__ static C load(__half x) { return __half2float(x); }
+  __device__ static __half store(C x) { return __float2half_rn(x); }
+};
+template <> struct mk_elem<__nv_bfloat16> {
+  typedef float C;
+  __device__ static C load(__nv_bfloat16 x) { return __bfloat162float(x); }
+  __device__ static __nv_bfloat16 store(C x) { return __float2bfloat16_rn(x); }
+};
+template <> struct mk_elem<__nv_fp8_e4m3> {
+  typedef float C;
+  __device__ static C load(__nv_fp8_e4m3 x) { return (float)x; }
+  __device__ static __nv_fp8_e4m3 store(C x) { return __nv_fp8_e4m3(x); }
+};
+template <> struct mk_elem<__nv_fp8_e5m2> {
+  typedef float C;
+  __device__ static C load(__nv_fp8_e5m2 x) { return (float)x; }
+  __device__ static __nv_fp8_e5m2 store(C x) { return __nv_fp8_e5m2(x); }
+};
+
+/* Integer sums and products wrap (two's complement), as on the host. */
+template <typename C> __device__ __forceinline__ C mk_add(C a, C b) { return a + b; }
+template <typename C> __device__ __forceinline__ C mk_mul(C a, C b) { return a * b; }
+#define MK_WRAP(T, U)                                                                              \
+  template <> __device__ __forceinline__ T mk_add<T>(T a, T b) { return (T)((U)a + (U)b); }       \
+  template <> __device__ __forceinline__ T mk_mul<T>(T a, T b) { return (T)((U)a * (U)b); }
+MK_WRAP(int8_t, uint8_t)
+MK_WRAP(int32_t, uint32_t)
+MK_WRAP(int64_t, uint64_t)
+
+template <typename T, int OP> struct mk_op {
+  typedef typename mk_elem<T>::C C;
+  /* a: received (already combined), b: local input. */
+  __device__ static C combine(C a, C b, C s) {
+    switch (OP) {
+      case MK_OP_PROD: return mk_mul<C>(a, b);
+      case MK_OP_MAX: return a > b ? a : b;
+      case MK_OP_MIN: return a < b ? a : b;
+      case MK_OP_PREMULSUM: return mk_add<C>(a, mk_mul<C>(b, s));
+      default: return mk_add<C>(a, b);
+    }
+  }
+  __device__ static C pre(C b, C s) { return OP == MK_OP_PREMULSUM ? mk_mul<C>(b, s) : b; }
+  __device__ static C post(C v, C s) { return OP == MK_OP_SUMPOSTDIV ? (C)(v / s) : v; }
+};
+
+template <typename T> __device__ __forceinline__ typename mk_elem<T>::C mk_scalar(uint64_t bits, int op) {
+  typedef typename mk_elem<T>::C C;
+  if (op == MK_OP_SUMPOSTDIV) return (C)bits; /* a divisor */
+  T t;
+  memcpy(&t, &bits, sizeof(T));
+  return mk_elem<T>::load(t);
+}
+
+/* dst0 (and dst1) = [post](a (+) [pre](b)); a or b may be NULL. */
+template <typename T, int OP>
+__device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, const char* a, const char* b, char* d0,
+                                               char* d1, int64_t nelem, uint64_t scalarBits, int post) {
+  typedef typename mk_elem<T>::C C;
+  typedef mk_op<T, OP> O;
+  const C s = mk_scalar<T>(scalarBits, OP);
+  const bool doPost = post && OP == MK_OP_SUMPOSTDIV;
+  constexpr int V = 16 / sizeof(T);
+  uintptr_t mis = (uintptr_t)a | (uintptr_t)b | (uintptr_t)d0 | (uintptr_t)d1;
+  int64_t nvec = (mis & 15) ? 0 : nelem / V;
+  const uint4* av = (const uint4*)a;
+  const uint4* bv = (const uint4*)b;
+  for (int64_t i = tid; i < nvec; i += nthreads) {
+    uint4 x, y, r;
+    if (a) x = av[i];
+    if (b) y = bv[i];
+    const T* xt = (const T*)&x;
+    const T* yt = (const T*)&y;
+    T* rt = (T*)&r;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      C v = a && b ? O::combine(mk_elem<T>::load(xt[k]), mk_elem<T>::load(yt[k]), s)
+                   : (b ? O::pre(mk_elem<T>::load(yt[k]), s) : mk_elem<T>::load(xt[k]));
+      if (doPost) v = O::post(v, s);
+      rt[k] = mk_elem<T>::store(v);
+    }
+    ((uint4*)d0)[i] = r;
+    if (d1) ((uint4*)d1)[i] = r;
+  }
+  const T* at = (const T*)a;
+  const T* bt = (const T*)b;
+  for (int64_t i = nvec * V + tid; i < nelem; i += nthreads) {
+    C v = a && b ? O::combine(mk_elem<T>::load(at[i]), mk_elem<T>::load(bt[i]), s)
+                 : (b ? O::pre(mk_elem<T>::load(bt[i]), s) : mk_elem<T>::load(at[i]));
+    if (doPost) v = O::post(v, s);
+    T r = mk_elem<T>::store(v);
+    ((T*)d0)[i] = r;
+    if (d1) ((T*)d1)[i] = r;
+  }
+}
+
+/* Plain copies (one input, no arithmetic): bytes, 16 at a time, unrolled. */
+__device__ __forceinline__ void mk_copy(int tid, int nthreads, const char* src, char* d0, char* d1, int64_t bytes) {
+  uintptr_t mis = (uintptr_t)src | (uintptr_t)d0 | (uintptr_t)d1;
+  int64_t nvec = (mis & 15) ? 0 : bytes / 16;
+  const uint4* s = (const uint4*)src;
+  constexpr int U = 4;
+  int64_t i = tid;
+  for (; i + (U - 1) * nthreads < nvec; i += U * nthreads) {
+    uint4 v[U];
+#pragma unroll
+    for (int k = 0; k < U; k++) v[k] = s[i + k * nthreads];
+#pragma unroll
+    for (int k = 0; k < U; k++) {
+      ((uint4*)d0)[i + k * nthreads] = v[k];
+      if (d1) ((uint4*)d1)[i + k * nthreads] = v[k];
+    }
+  }
+  for (; i < nvec; i += nthreads) {
+    uint4 v = s[i];
+    ((uint4*)d0)[i] = v;
+    if (d1) ((uint4*)d1)[i] = v;
+  }
+  for (int64_t j = nvec * 16 + tid; j < bytes; j += nthreads) {
+    d0[j] = src[j];
+    if (d1) d1[j] = src[j];
+  }
+}
+
+#endif

@@ -1,0 +1,96 @@
+/* One work item on one channel of the host executor: the ring collectives
+ * of device/common/coll_ring.h (shared with the GPU executor) over the host
+ * primitives, and point-to-point. */
+#include <string.h>
+
+#include "base/err.h"
+#include "device/common/shape.h"
+#include "host_exec.h"
+#include "host_prims.h"
+#include "host_types.h"
+
+#define MK_ALGO_FN static inline
+#define MK_PRIMS_T host_prims_t
+#define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) (host_prims_chunk((p), (prim), (src), (dst), (nelem)) != ncclSuccess)
+#include "device/common/coll_ring.h"
+
+static void host_coll_conn(host_conn_t* hc, connector_t* c) {
+  hc->info = &c->info;
+  hc->step = &c->step;
+}
+
+/* Point the prims at the connections this rank uses (only those, so step
+ * counters stay in sync with the peers') and start a new operation on them. */
+static void host_coll_attach(host_prims_t* p, connector_t* recv, connector_t* send) {
+  memset(&p->recv, 0, sizeof(p->recv));
+  memset(&p->send, 0, sizeof(p->send));
+  if (recv) host_coll_conn(&p->recv, recv);
+  if (send) host_coll_conn(&p->send, send);
+  if (recv || send) p->shape.stepSize = (recv ? recv : send)->info.stepSize[MKCCL_PROTO_SIMPLE];
+  host_prims_begin(p);
+}
+
+static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims_t* p, int nRanks) {
+  mk_ring_ctx_t c;
+  c.nRanks = nRanks;
+  c.ringIx = ch->ring.index;
+  c.ringRanks = ch->ring.userRanks;
+  c.bid = ch->id - w->channelLo;
+  c.ts = (int64_t)p->typeSize;
+  c.align = mk_elem_align((int)p->typeSize);
+  c.chunkElems = w->chunkSize / c.ts;
+  int recvs, sends;
+  coll_ring_uses(&c, w, &recvs, &sends);
+  host_coll_attach(p, recvs ? &ch->peers[ch->ring.prev].recv[MK_CONN_COLL] : NULL,
+                   sends ? &ch->peers[ch->ring.next].send[MK_CONN_COLL] : NULL);
+  if (coll_ring_run(p, w, &c)) return *p->abortFlag ? ncclRemoteError : ncclInternalError;
+  return ncclSuccess;
+}
+
+/* Send/Recv: this channel's part of each side, chunk by chunk, alternating
+ * so a ring of exchanges never waits on itself. */
+static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* base) {
+  int bid = ch->id - w->channelLo;
+  int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
+  int sendChunks = 0, recvChunks = 0;
+  host_prims_t sp = *base, rp = *base;
+  sp.typeSize = rp.typeSize = 1; /* p2p moves bytes */
+  sp.redop.type = rp.redop.type = ncclUint8;
+  sp.redop.op = rp.redop.op = MK_OP_SUM;
+  if (w->sendBytes >= 0) {
+    coll_p2p_part(w->sendBytes, w->nChannels, bid, chunk, &sendOff, &sendLen, &sendChunks);
+    host_coll_attach(&sp, NULL, &ch->peers[w->sendPeer].send[MK_CONN_P2P]);
+  }
+  if (w->recvBytes >= 0) {
+    coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
+    host_coll_attach(&rp, &ch->peers[w->recvPeer].recv[MK_CONN_P2P], NULL);
+  }
+  for (int i = 0; i < sendChunks || i < recvChunks; i++) {
+    int64_t off = (int64_t)i * chunk;
+    if (i < sendChunks)
+      MK_CHECK(host_prims_chunk(&sp, MK_PRIM_SEND, (const char*)w->sendbuff + sendOff + off, NULL,
+                                coll_clamp(sendLen, off, chunk)));
+    if (i < recvChunks)
+      MK_CHECK(host_prims_chunk(&rp, MK_PRIM_RECV, NULL, (char*)w->recvbuff + recvOff + off,
+                                coll_clamp(recvLen, off, chunk)));
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag) {
+  (void)rank;
+  host_prims_t p;
+  memset(&p, 0, sizeof(p));
+  int chunkSteps, sliceSteps;
+  mk_coll_shape(w->coll, &chunkSteps, &sliceSteps);
+  p.shape.chunkSteps = chunkSteps;
+  p.shape.sliceSteps = sliceSteps;
+  p.redop.type = w->type;
+  p.redop.op = w->op;
+  p.redop.scalar = w->scalar;
+  p.typeSize = host_type_size((ncclDataType_t)w->type);
+  p.abortFlag = abortFlag;
+  if (w->coll == MK_COLL_SENDRECV) return host_p2p(ch, w, &p);
+  if (w->coll >= MK_COLL_SENDRECV) return MK_FAIL(ncclInternalError, "host executor: unknown collective %d", w->coll);
+  return host_coll_ring(ch, w, &p, nRanks);
+}

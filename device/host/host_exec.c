@@ -1,0 +1,181 @@
+#include "host_exec.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "fifo/work_fifo.h"
+#include "host_wait.h"
+
+typedef struct {
+  host_exec_t* ex;
+  int channel;
+  pthread_t thread;
+  _Atomic uint32_t cursor; /* FIFO offset this channel has finished up to */
+  _Atomic int result;
+} host_worker_t;
+
+typedef struct {
+  work_fifo_event_t ev;
+  host_exec_t* ex;
+} host_fifo_event_t;
+
+struct host_exec {
+  host_exec_config_t cfg;
+  work_fifo_t fifo;
+  char* fifoBuf;
+  host_worker_t workers[MK_MAX_CHANNELS];
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  _Atomic uint32_t published; /* FIFO produced count the workers may read up to */
+  int stop;
+  host_fifo_event_t event;
+};
+
+/* Run the items in [cursor, end) that include this worker's channel. */
+static void host_worker_drain(host_worker_t* w, uint32_t end) {
+  host_exec_t* ex = w->ex;
+  uint32_t cursor = atomic_load(&w->cursor);
+  while (cursor != end) {
+    mk_work_t item;
+    work_fifo_read(&ex->fifo, cursor, &item, sizeof(item));
+    if (w->channel >= item.channelLo && w->channel < item.channelLo + item.nChannels &&
+        atomic_load(&w->result) == ncclSuccess) {
+      ncclResult_t res = host_coll_run(&ex->cfg.channels[w->channel], &item, ex->cfg.rank, ex->cfg.nRanks,
+                                       ex->cfg.abortFlag);
+      if (res != ncclSuccess) atomic_store(&w->result, res);
+    }
+    cursor += sizeof(item);
+    atomic_store_explicit(&w->cursor, cursor, memory_order_release);
+  }
+}
+
+static void* host_worker_main(void* arg) {
+  host_worker_t* w = arg;
+  host_exec_t* ex = w->ex;
+  for (;;) {
+    uint32_t end = atomic_load_explicit(&ex->published, memory_order_acquire);
+    if (end != atomic_load(&w->cursor)) {
+      host_worker_drain(w, end);
+      continue;
+    }
+    /* Spin a little (back-to-back collectives), then sleep on the condvar. */
+    host_waiter_t waiter = {0};
+    int found = 0;
+    for (int i = 0; i < 2 * HOST_WAIT_SPINS && !found; i++) {
+      found = atomic_load_explicit(&ex->published, memory_order_acquire) != atomic_load(&w->cursor);
+      if (!found) host_wait_round(&waiter, ex->cfg.abortFlag);
+    }
+    if (found) continue;
+    pthread_mutex_lock(&ex->lock);
+    while (!ex->stop && atomic_load(&ex->published) == atomic_load(&w->cursor))
+      pthread_cond_wait(&ex->wake, &ex->lock);
+    int stop = ex->stop;
+    pthread_mutex_unlock(&ex->lock);
+    if (stop) break;
+  }
+  return NULL;
+}
+
+/* Space in the FIFO returns once every channel has passed an item. */
+static int host_fifo_event_query(work_fifo_event_t* ev) {
+  host_exec_t* ex = ((host_fifo_event_t*)ev)->ex;
+  for (int c = 0; c < ex->cfg.nChannels; c++)
+    if ((int32_t)(atomic_load(&ex->workers[c].cursor) - ev->consumedAfter) < 0) return 0;
+  return 1;
+}
+
+ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out) {
+  if (cfg->nChannels < 1 || cfg->nChannels > MK_MAX_CHANNELS)
+    return MK_FAIL(ncclInternalError, "host executor: %d channels", cfg->nChannels);
+  ncclResult_t res = ncclSuccess;
+  host_exec_t* ex = calloc(1, sizeof(*ex));
+  if (!ex) return MK_FAIL(ncclSystemError, "host executor: out of memory");
+  ex->cfg = *cfg;
+  ex->fifoBuf = aligned_alloc(64, cfg->fifoBytes);
+  if (!ex->fifoBuf) {
+    res = MK_FAIL(ncclSystemError, "host executor: out of memory for a %u-byte work FIFO", cfg->fifoBytes);
+    goto fail_ex;
+  }
+  MK_CHECK_GOTO(work_fifo_init(&ex->fifo, ex->fifoBuf, cfg->fifoBytes), res, fail_buf);
+  pthread_mutex_init(&ex->lock, NULL);
+  pthread_cond_init(&ex->wake, NULL);
+  for (int c = 0; c < cfg->nChannels; c++) {
+    ex->workers[c].ex = ex;
+    ex->workers[c].channel = c;
+  }
+  int started = 1; /* channel 0 is the calling thread */
+  for (; started < cfg->nChannels; started++) {
+    int err = pthread_create(&ex->workers[started].thread, NULL, host_worker_main, &ex->workers[started]);
+    if (err) {
+      res = MK_FAIL(ncclSystemError, "host executor: cannot start channel thread: %s", strerror(err));
+      goto fail_threads;
+    }
+  }
+  *out = ex;
+  return ncclSuccess;
+fail_threads:
+  pthread_mutex_lock(&ex->lock);
+  ex->stop = 1;
+  pthread_cond_broadcast(&ex->wake);
+  pthread_mutex_unlock(&ex->lock);
+  for (int c = 1; c < started; c++) pthread_join(ex->workers[c].thread, NULL);
+  pthread_cond_destroy(&ex->wake);
+  pthread_mutex_destroy(&ex->lock);
+fail_buf:
+  free(ex->fifoBuf);
+fail_ex:
+  free(ex);
+  return res;
+}
+
+ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n) {
+  /* One item's worth of space at a time: the executors drain as we push. */
+  uint32_t end = 0;
+  for (int i = 0; i < n; i++) {
+    MK_CHECK(work_fifo_wait_room(&ex->fifo, sizeof(mk_work_t), ex->cfg.abortFlag));
+    end = work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t)) + sizeof(mk_work_t);
+    atomic_store_explicit(&ex->published, end, memory_order_release);
+    if (ex->cfg.nChannels > 1 && (i == 0 || i == n - 1)) {
+      pthread_mutex_lock(&ex->lock);
+      pthread_cond_broadcast(&ex->wake);
+      pthread_mutex_unlock(&ex->lock);
+    }
+    if (ex->fifo.eventsHead == NULL) {
+      ex->event.ex = ex;
+      ex->event.ev.query = host_fifo_event_query;
+      ex->event.ev.consumedAfter = end;
+      work_fifo_event_add(&ex->fifo, &ex->event.ev);
+    } else {
+      ex->event.ev.consumedAfter = end; /* one event, moved forward */
+    }
+    host_worker_drain(&ex->workers[0], end);
+  }
+  /* Wait for the other channels. */
+  ncclResult_t res = ncclSuccess;
+  for (int c = 1; c < ex->cfg.nChannels; c++) {
+    host_waiter_t w = {0};
+    while (atomic_load_explicit(&ex->workers[c].cursor, memory_order_acquire) != end) host_wait_round(&w, ex->cfg.abortFlag);
+  }
+  for (int c = 0; c < ex->cfg.nChannels; c++) {
+    int r = atomic_exchange(&ex->workers[c].result, ncclSuccess);
+    if (r != ncclSuccess && res == ncclSuccess) res = (ncclResult_t)r;
+  }
+  work_fifo_poll(&ex->fifo);
+  return res;
+}
+
+void host_exec_destroy(host_exec_t* ex) {
+  if (!ex) return;
+  pthread_mutex_lock(&ex->lock);
+  ex->stop = 1;
+  pthread_cond_broadcast(&ex->wake);
+  pthread_mutex_unlock(&ex->lock);
+  for (int c = 1; c < ex->cfg.nChannels; c++) pthread_join(ex->workers[c].thread, NULL);
+  pthread_cond_destroy(&ex->wake);
+  pthread_mutex_destroy(&ex->lock);
+  free(ex->fifoBuf);
+  free(ex);
+}

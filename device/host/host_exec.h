@@ -1,0 +1,34 @@
+/* The host executor: runs work items on host buffers with one thread per
+ * channel (channel 0 runs on the calling thread, so small collectives pay no
+ * hand-off). Work arrives through the communicator's work FIFO; a call
+ * returns when every channel has finished its items, so host collectives
+ * complete before the API call returns. */
+#ifndef MKCCL_HOST_EXEC_H
+#define MKCCL_HOST_EXEC_H
+
+#include <stdint.h>
+
+#include "channel/channel.h"
+#include "device/common/work.h"
+#include "nccl.h"
+
+typedef struct host_exec host_exec_t;
+
+typedef struct {
+  int rank;
+  int nRanks;
+  int nChannels;
+  channel_t* channels;
+  volatile uint32_t* abortFlag;
+  uint32_t fifoBytes;
+} host_exec_config_t;
+
+ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out);
+/* Run `n` items (in order, each on its channel range); blocks until done. */
+ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n);
+void host_exec_destroy(host_exec_t* ex);
+
+/* One item on one channel (host_coll.c). */
+ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag);
+
+#endif

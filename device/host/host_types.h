@@ -1,0 +1,23 @@
+/* Element types on the host: sizes and the software conversions of half,
+ * bfloat16 and both fp8 formats (round to nearest even; fp8 saturates to the
+ * largest finite value as CUDA's default conversion does). */
+#ifndef MKCCL_HOST_TYPES_H
+#define MKCCL_HOST_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nccl.h"
+
+size_t host_type_size(ncclDataType_t type);
+
+float host_half_to_float(uint16_t h);
+uint16_t host_float_to_half(float f);
+float host_bf16_to_float(uint16_t b);
+uint16_t host_float_to_bf16(float f);
+float host_e4m3_to_float(uint8_t v);
+uint8_t host_float_to_e4m3(float f);
+float host_e5m2_to_float(uint8_t v);
+uint8_t host_float_to_e5m2(float f);
+
+#endif

@@ -1,0 +1,62 @@
+/* Waiting on the host executor: spin briefly, yield a little, then sleep on
+ * the word's futex (its producer wakes us, see mkccl_conn_fifo_v1.h), so
+ * many ranks can share few cores without stealing time from the threads
+ * doing the work. Every wait ends early when the abort flag is raised (a
+ * dead peer, a proxy error, ncclCommAbort); sleeps are bounded so the flag
+ * is seen within a millisecond. */
+#ifndef MKCCL_HOST_WAIT_H
+#define MKCCL_HOST_WAIT_H
+
+#include <sched.h>
+#include <stdint.h>
+
+#include "transport/mkccl_conn_fifo_v1.h"
+
+static inline void host_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
+typedef struct {
+  uint32_t spins;
+} host_waiter_t;
+
+#define HOST_WAIT_SPINS 256
+#define HOST_WAIT_YIELDS 64
+#define HOST_WAIT_SLEEP_NS 1000000L
+
+/* One round of waiting with no word to sleep on (yields); non-zero when
+ * the caller must stop (abort). */
+static inline int host_wait_round(host_waiter_t* w, volatile uint32_t* abortFlag) {
+  if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return 1;
+  if (++w->spins < HOST_WAIT_SPINS) host_cpu_relax();
+  else sched_yield();
+  return 0;
+}
+
+int proxy_progress_help(void); /* kernel-core/proxy */
+
+/* Wait until *word >= target; non-zero when aborted. On a connection the
+ * proxy drives (proxied), the waiter runs proxy rounds itself rather than
+ * sleep: the word moves when the network does. */
+static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag, int proxied) {
+  uint32_t spins = 0;
+  for (;;) {
+    uint64_t v = conn_fifo_load(word);
+    if (v >= target) return 0;
+    if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return 1;
+    if (proxied) {
+      if (!proxy_progress_help() && ++spins % 16 == 0) sched_yield();
+      continue;
+    }
+    if (spins < HOST_WAIT_SPINS) host_cpu_relax();
+    else if (spins < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) sched_yield();
+    else conn_fifo_sleep(word, v, HOST_WAIT_SLEEP_NS);
+    spins++;
+  }
+}
+
+#endif

@@ -1,0 +1,30 @@
+/* mkccl's self-description, for the mkccl-info tool: the one mkccl-specific
+ * entry point the library exports besides the NCCL API. */
+#ifndef MKCCL_INFO_H
+#define MKCCL_INFO_H
+
+#include <stdio.h>
+
+#include "nccl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MKCCL_INFO_VERSION 0x1u   /* mkccl and NCCL API versions */
+#define MKCCL_INFO_MANIFESTS 0x2u /* the manifests read */
+#define MKCCL_INFO_PLUGINS 0x4u   /* per kind: every candidate and its outcome */
+#define MKCCL_INFO_TOPOLOGY 0x8u  /* the machine as the core sees it */
+#define MKCCL_INFO_PARAMS 0x10u   /* every parameter, value and source */
+#define MKCCL_INFO_ALL 0x1fu
+
+/* Prints the chosen sections to `out`. Loads (and unloads again) the
+ * plugins to report on them. A bad manifest: ncclInvalidUsage, with its
+ * "file:line:col: ..." text in ncclGetLastError. */
+ncclResult_t mkcclInfoReport(FILE* out, unsigned sections);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

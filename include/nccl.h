@@ -1,0 +1,232 @@
+/* mkccl: the public API, compatible with NCCL 2.28's nccl.h.
+ *
+ * Written from NCCL 2.28's documented API: type values, struct layouts and
+ * function signatures match, so programs built against NCCL run on mkccl's
+ * libnccl.so.2 and programs built against this header run on NCCL. */
+#ifndef NCCL_H_
+#define NCCL_H_
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Users of nccl.h expect the CUDA runtime types; mkccl itself builds without
+ * CUDA, so the one CUDA type the API needs is declared here as CUDA does. */
+#if defined(__has_include)
+#if __has_include(<cuda_runtime.h>) && !defined(MKCCL_NO_CUDA_HEADERS)
+#include <cuda_runtime.h>
+#define MKCCL_HAVE_CUDA_HEADERS 1
+#endif
+#endif
+#ifndef MKCCL_HAVE_CUDA_HEADERS
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+#endif
+
+#define NCCL_MAJOR 2
+#define NCCL_MINOR 28
+#define NCCL_PATCH 9
+#define NCCL_SUFFIX ""
+#define NCCL_VERSION_CODE 22809
+#define NCCL_VERSION(X, Y, Z) \
+  (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+
+/* mkccl's own version, beside the NCCL API level it implements. */
+#define MKCCL_MAJOR 0
+#define MKCCL_MINOR 1
+#define MKCCL_PATCH 0
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ncclComm* ncclComm_t;
+typedef struct ncclWindow_vidmem* ncclWindow_t;
+#define NCCL_COMM_NULL NULL
+
+#define NCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
+
+typedef enum {
+  ncclSuccess = 0,
+  ncclUnhandledCudaError = 1,
+  ncclSystemError = 2,
+  ncclInternalError = 3,
+  ncclInvalidArgument = 4,
+  ncclInvalidUsage = 5,
+  ncclRemoteError = 6,
+  ncclInProgress = 7,
+  ncclNumResults = 8
+} ncclResult_t;
+
+#define NCCL_CONFIG_UNDEF_INT INT_MIN
+#define NCCL_CONFIG_UNDEF_PTR NULL
+#define NCCL_SPLIT_NOCOLOR -1
+#define NCCL_UNDEF_FLOAT -1.0f
+
+#define NCCL_WIN_DEFAULT 0x00
+#define NCCL_WIN_COLL_SYMMETRIC 0x01
+#define NCCL_WIN_REQUIRED_ALIGNMENT 4096
+
+#define NCCL_CTA_POLICY_DEFAULT 0x00
+#define NCCL_CTA_POLICY_EFFICIENCY 0x01
+#define NCCL_CTA_POLICY_ZERO 0x02
+
+#define NCCL_SHRINK_DEFAULT 0x00
+#define NCCL_SHRINK_ABORT 0x01
+
+#define NCCL_REVOKE_DEFAULT 0x00
+
+/* Field order and sizes are NCCL 2.28's: the struct crosses the ABI. */
+typedef struct ncclConfig_v22800 {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;
+  int cgaClusterSize;
+  int minCTAs;
+  int maxCTAs;
+  const char* netName;
+  int splitShare;
+  int trafficClass;
+  const char* commName;
+  int collnetEnable;
+  int CTAPolicy;
+  int shrinkShare;
+  int nvlsCTAs;
+  int nChannelsPerNetPeer;
+  int nvlinkCentricSched;
+} ncclConfig_t;
+
+#define NCCL_CONFIG_INITIALIZER                                                           \
+  {                                                                                       \
+    sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),   \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,              \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,              \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,              \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,              \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT                                      \
+  }
+
+typedef struct ncclSimInfo_v22200 {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  float estimatedTime;
+} ncclSimInfo_t;
+
+#define NCCL_SIM_INFO_INITIALIZER \
+  { sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_UNDEF_FLOAT }
+
+typedef enum { ncclNumOps_dummy = 5 } ncclRedOp_dummy_t;
+typedef enum {
+  ncclSum = 0,
+  ncclProd = 1,
+  ncclMax = 2,
+  ncclMin = 3,
+  ncclAvg = 4,
+  /* Built-in operators; also the first value of operators made at run time. */
+  ncclNumOps = 5,
+  /* Largest signed value that keeps sizeof(ncclRedOp_t) as it always was. */
+  ncclMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(ncclRedOp_dummy_t))
+} ncclRedOp_t;
+
+typedef enum {
+  ncclInt8 = 0, ncclChar = 0,
+  ncclUint8 = 1,
+  ncclInt32 = 2, ncclInt = 2,
+  ncclUint32 = 3,
+  ncclInt64 = 4,
+  ncclUint64 = 5,
+  ncclFloat16 = 6, ncclHalf = 6,
+  ncclFloat32 = 7, ncclFloat = 7,
+  ncclFloat64 = 8, ncclDouble = 8,
+  ncclBfloat16 = 9,
+  ncclFloat8e4m3 = 10,
+  ncclFloat8e5m2 = 11,
+  ncclNumTypes = 12
+} ncclDataType_t;
+
+typedef enum {
+  ncclScalarDevice = 0,        /* read by the device while the collective runs */
+  ncclScalarHostImmediate = 1  /* read on the host before the create call returns */
+} ncclScalarResidence_t;
+
+/* Each function exists as nccl<Name> (a weak alias, so profiling tools can
+ * wrap it) and as pnccl<Name>, as in NCCL. */
+#define MKCCL_DECLARE(ret, name, ...) \
+  ret nccl##name(__VA_ARGS__);        \
+  ret pnccl##name(__VA_ARGS__)
+
+MKCCL_DECLARE(ncclResult_t, MemAlloc, void** ptr, size_t size);
+MKCCL_DECLARE(ncclResult_t, MemFree, void* ptr);
+MKCCL_DECLARE(ncclResult_t, GetVersion, int* version);
+MKCCL_DECLARE(ncclResult_t, GetUniqueId, ncclUniqueId* uniqueId);
+MKCCL_DECLARE(ncclResult_t, CommInitRankConfig, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+              ncclConfig_t* config);
+MKCCL_DECLARE(ncclResult_t, CommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
+MKCCL_DECLARE(ncclResult_t, CommInitAll, ncclComm_t* comm, int ndev, const int* devlist);
+MKCCL_DECLARE(ncclResult_t, CommFinalize, ncclComm_t comm);
+MKCCL_DECLARE(ncclResult_t, CommDestroy, ncclComm_t comm);
+MKCCL_DECLARE(ncclResult_t, CommAbort, ncclComm_t comm);
+MKCCL_DECLARE(ncclResult_t, CommRevoke, ncclComm_t comm, int revokeFlags);
+MKCCL_DECLARE(ncclResult_t, CommSplit, ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+              ncclConfig_t* config);
+MKCCL_DECLARE(ncclResult_t, CommShrink, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+              ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags);
+MKCCL_DECLARE(ncclResult_t, CommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank, int nId,
+              ncclUniqueId* commIds, ncclConfig_t* config);
+MKCCL_DECLARE(const char*, GetErrorString, ncclResult_t result);
+MKCCL_DECLARE(const char*, GetLastError, ncclComm_t comm);
+MKCCL_DECLARE(void, ResetDebugInit, void);
+MKCCL_DECLARE(ncclResult_t, CommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError);
+MKCCL_DECLARE(ncclResult_t, CommCount, const ncclComm_t comm, int* count);
+MKCCL_DECLARE(ncclResult_t, CommCuDevice, const ncclComm_t comm, int* device);
+MKCCL_DECLARE(ncclResult_t, CommUserRank, const ncclComm_t comm, int* rank);
+MKCCL_DECLARE(ncclResult_t, CommRegister, const ncclComm_t comm, void* buff, size_t size, void** handle);
+MKCCL_DECLARE(ncclResult_t, CommDeregister, const ncclComm_t comm, void* handle);
+MKCCL_DECLARE(ncclResult_t, CommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+              int winFlags);
+MKCCL_DECLARE(ncclResult_t, CommWindowDeregister, ncclComm_t comm, ncclWindow_t win);
+MKCCL_DECLARE(ncclResult_t, RedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+              ncclScalarResidence_t residence, ncclComm_t comm);
+MKCCL_DECLARE(ncclResult_t, RedOpDestroy, ncclRedOp_t op, ncclComm_t comm);
+
+/* Collectives: sendbuff == recvbuff means in place (for AllGather and
+ * ReduceScatter: the rank's own block of the larger buffer). */
+MKCCL_DECLARE(ncclResult_t, Reduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+              ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, Bcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+              cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, Broadcast, const void* sendbuff, void* recvbuff, size_t count,
+              ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, AllReduce, const void* sendbuff, void* recvbuff, size_t count,
+              ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, ReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
+              ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, AllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
+              ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, AlltoAll, const void* sendbuff, void* recvbuff, size_t count,
+              ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, Gather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+              int root, ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, Scatter, const void* sendbuff, void* recvbuff, size_t count,
+              ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, Send, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
+              ncclComm_t comm, cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, Recv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+              ncclComm_t comm, cudaStream_t stream);
+
+MKCCL_DECLARE(ncclResult_t, GroupStart, void);
+MKCCL_DECLARE(ncclResult_t, GroupEnd, void);
+MKCCL_DECLARE(ncclResult_t, GroupSimulateEnd, ncclSimInfo_t* simInfo);
+
+#undef MKCCL_DECLARE
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NCCL_H_ */

@@ -1,0 +1,18 @@
+/* Defining a public entry point: pnccl<Name> is the function, nccl<Name> a
+ * weak alias to it (NCCL's scheme: a profiling layer may define nccl<Name>
+ * and call pnccl<Name>). Only these symbols leave the library. */
+#ifndef MKCCL_API_API_H
+#define MKCCL_API_API_H
+
+#include "nccl.h"
+
+#define MK_API(ret, name, ...)                                                              \
+  __attribute__((visibility("default"))) ret pnccl##name(__VA_ARGS__);                     \
+  __attribute__((visibility("default"), weak, alias("pnccl" #name))) ret nccl##name(__VA_ARGS__); \
+  ret pnccl##name(__VA_ARGS__)
+
+/* For entry points whose issue has not landed: ncclInvalidUsage with a
+ * last-error text naming what is missing. */
+ncclResult_t api_not_implemented(const char* function, const char* what);
+
+#endif

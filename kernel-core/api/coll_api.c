@@ -1,0 +1,180 @@
+/* Collective and point-to-point entry points: check the arguments, turn the
+ * call into a task, queue it in the current group (a call outside any
+ * group is a group of one and completes here for host buffers). */
+#include <stdint.h>
+
+#include "api/api.h"
+#include "base/err.h"
+#include "comm/comm.h"
+#include "device/common/work.h"
+#include "device/host/host_types.h"
+#include "plan/task.h"
+
+/* perRank: the buffer holds nRanks blocks of count elements. */
+static ncclResult_t coll_check(ncclComm_t comm, const char* fn, ncclDataType_t type, size_t count, int perRank) {
+  MK_CHECK(comm_check_usable(comm, fn));
+  size_t mult = perRank ? (size_t)comm->nRanks : 1;
+  if ((int)type < 0 || type >= ncclNumTypes) return MK_FAIL(ncclInvalidArgument, "%s: invalid data type %d", fn, (int)type);
+  size_t ts = host_type_size(type);
+  if (count > SIZE_MAX / ts / mult)
+    return MK_FAIL(ncclInvalidArgument, "%s: count %zu overflows the buffer size", fn, count);
+  return ncclSuccess;
+}
+
+static ncclResult_t coll_check_buf(const char* fn, const char* what, const void* p, size_t count) {
+  if (count && !p) return MK_FAIL(ncclInvalidArgument, "%s: %s is NULL", fn, what);
+  return ncclSuccess;
+}
+
+static ncclResult_t coll_check_root(ncclComm_t comm, const char* fn, const char* what, int root) {
+  if (root < 0 || root >= comm->nRanks)
+    return MK_FAIL(ncclInvalidArgument, "%s: %s %d is out of range [0, %d)", fn, what, root, comm->nRanks);
+  return ncclSuccess;
+}
+
+/* Queue in the current group, or run as a group of one. */
+static ncclResult_t coll_submit(ncclComm_t comm, const plan_task_t* t) {
+  MK_CHECK(plan_group_start());
+  ncclResult_t res = plan_task_enqueue(comm, t);
+  ncclResult_t end = plan_group_end();
+  return res != ncclSuccess ? res : end;
+}
+
+static ncclResult_t coll_task(ncclComm_t comm, const char* fn, int coll, const void* sendbuff, void* recvbuff,
+                              size_t count, ncclDataType_t type, ncclRedOp_t op, int root, int reduces, void* stream) {
+  plan_task_t t = {0};
+  t.stream = stream;
+  t.kind = TASK_COLL;
+  t.coll = coll;
+  t.sendbuff = sendbuff;
+  t.recvbuff = recvbuff;
+  t.count = count;
+  t.type = type;
+  t.root = root;
+  t.op = MK_OP_SUM;
+  if (reduces) MK_CHECK(plan_redop_resolve(comm, op, type, &t.op, &t.scalar));
+  (void)fn;
+  return coll_submit(comm, &t);
+}
+
+MK_API(ncclResult_t, AllReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+       ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  const char* fn = "ncclAllReduce";
+  MK_CHECK(coll_check(comm, fn, datatype, count, 0));
+  MK_CHECK(coll_check_buf(fn, "sendbuff", sendbuff, count));
+  MK_CHECK(coll_check_buf(fn, "recvbuff", recvbuff, count));
+  return coll_task(comm, fn, MK_COLL_ALLREDUCE, sendbuff, recvbuff, count, datatype, op, 0, 1, stream);
+}
+
+MK_API(ncclResult_t, AllGather, const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+       ncclComm_t comm, cudaStream_t stream) {
+  const char* fn = "ncclAllGather";
+  MK_CHECK(coll_check(comm, fn, datatype, sendcount, 1));
+  MK_CHECK(coll_check_buf(fn, "sendbuff", sendbuff, sendcount));
+  MK_CHECK(coll_check_buf(fn, "recvbuff", recvbuff, sendcount));
+  return coll_task(comm, fn, MK_COLL_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, 0, stream);
+}
+
+MK_API(ncclResult_t, ReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+       ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  const char* fn = "ncclReduceScatter";
+  MK_CHECK(coll_check(comm, fn, datatype, recvcount, 1));
+  MK_CHECK(coll_check_buf(fn, "sendbuff", sendbuff, recvcount));
+  MK_CHECK(coll_check_buf(fn, "recvbuff", recvbuff, recvcount));
+  return coll_task(comm, fn, MK_COLL_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0, 1, stream);
+}
+
+MK_API(ncclResult_t, Broadcast, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+       ncclComm_t comm, cudaStream_t stream) {
+  const char* fn = "ncclBroadcast";
+  MK_CHECK(coll_check(comm, fn, datatype, count, 0));
+  MK_CHECK(coll_check_root(comm, fn, "root", root));
+  if (comm->rank == root) MK_CHECK(coll_check_buf(fn, "sendbuff", sendbuff, count));
+  MK_CHECK(coll_check_buf(fn, "recvbuff", recvbuff, count));
+  return coll_task(comm, fn, MK_COLL_BROADCAST, sendbuff, recvbuff, count, datatype, ncclSum, root, 0, stream);
+}
+
+MK_API(ncclResult_t, Bcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+       cudaStream_t stream) {
+  return pncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
+MK_API(ncclResult_t, Reduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+       ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  const char* fn = "ncclReduce";
+  MK_CHECK(coll_check(comm, fn, datatype, count, 0));
+  MK_CHECK(coll_check_root(comm, fn, "root", root));
+  MK_CHECK(coll_check_buf(fn, "sendbuff", sendbuff, count));
+  if (comm->rank == root) MK_CHECK(coll_check_buf(fn, "recvbuff", recvbuff, count));
+  return coll_task(comm, fn, MK_COLL_REDUCE, sendbuff, recvbuff, count, datatype, op, root, 1, stream);
+}
+
+static ncclResult_t p2p_task(ncclComm_t comm, const char* fn, task_kind_t kind, const void* sendbuff, void* recvbuff,
+                             size_t count, ncclDataType_t type, int peer, void* stream) {
+  MK_CHECK(coll_check(comm, fn, type, count, 0));
+  MK_CHECK(coll_check_root(comm, fn, "peer", peer));
+  MK_CHECK(coll_check_buf(fn, "buffer", kind == TASK_SEND ? sendbuff : recvbuff, count));
+  plan_task_t t = {0};
+  t.kind = kind;
+  t.sendbuff = sendbuff;
+  t.recvbuff = recvbuff;
+  t.count = count;
+  t.type = type;
+  t.peer = peer;
+  t.stream = stream;
+  return coll_submit(comm, &t);
+}
+
+MK_API(ncclResult_t, Send, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+       cudaStream_t stream) {
+  return p2p_task(comm, "ncclSend", TASK_SEND, sendbuff, NULL, count, datatype, peer, stream);
+}
+
+MK_API(ncclResult_t, Recv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+       cudaStream_t stream) {
+  return p2p_task(comm, "ncclRecv", TASK_RECV, NULL, recvbuff, count, datatype, peer, stream);
+}
+
+/* AlltoAll, Gather and Scatter are groups of sends and receives. */
+static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, const void* sendbuff, void* recvbuff,
+                                size_t count, ncclDataType_t type, int root, void* stream) {
+  MK_CHECK(coll_check(comm, fn, type, count, 1));
+  if (pattern != 0) MK_CHECK(coll_check_root(comm, fn, "root", root));
+  size_t bytes = count * host_type_size(type);
+  const char* s = sendbuff;
+  char* r = recvbuff;
+  ncclResult_t res = plan_group_start();
+  for (int p = 0; p < comm->nRanks && res == ncclSuccess; p++) {
+    size_t at = (size_t)p * bytes;
+    if (pattern == 0) { /* alltoall */
+      res = p2p_task(comm, fn, TASK_SEND, s + at, NULL, count, type, p, stream);
+      if (res == ncclSuccess) res = p2p_task(comm, fn, TASK_RECV, NULL, r + at, count, type, p, stream);
+    } else if (pattern == 1) { /* gather to root */
+      if (p == comm->rank) res = p2p_task(comm, fn, TASK_SEND, sendbuff, NULL, count, type, root, stream);
+      if (res == ncclSuccess && comm->rank == root) res = p2p_task(comm, fn, TASK_RECV, NULL, r + at, count, type, p, stream);
+    } else { /* scatter from root */
+      if (comm->rank == root) res = p2p_task(comm, fn, TASK_SEND, s + at, NULL, count, type, p, stream);
+      if (res == ncclSuccess && p == comm->rank) res = p2p_task(comm, fn, TASK_RECV, NULL, recvbuff, count, type, root, stream);
+    }
+  }
+  ncclResult_t end = plan_group_end();
+  return res != ncclSuccess ? res : end;
+}
+
+MK_API(ncclResult_t, AlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+       ncclComm_t comm, cudaStream_t stream) {
+  return p2p_pattern(comm, "ncclAlltoAll", 0, sendbuff, recvbuff, count, datatype, 0, stream);
+}
+
+MK_API(ncclResult_t, Gather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+       ncclComm_t comm, cudaStream_t stream) {
+  return p2p_pattern(comm, "ncclGather", 1, sendbuff, recvbuff, count, datatype, root, stream);
+}
+
+MK_API(ncclResult_t, Scatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+       ncclComm_t comm, cudaStream_t stream) {
+  return p2p_pattern(comm, "ncclScatter", 2, sendbuff, recvbuff, count, datatype, root, stream);
+}
+
+MK_API(ncclResult_t, GroupStart, void) { return plan_group_start(); }
+MK_API(ncclResult_t, GroupEnd, void) { return plan_group_end(); }

@@ -1,0 +1,50 @@
+/* Ending communicators: ncclCommFinalize, ncclCommDestroy, ncclCommAbort,
+ * and ncclCommSplit (which makes one from another). */
+#include "api/api.h"
+#include "base/err.h"
+#include "comm/comm.h"
+
+MK_API(ncclResult_t, CommFinalize, ncclComm_t comm) {
+  MK_CHECK(comm_check(comm, "ncclCommFinalize"));
+  MK_CHECK(comm_ensure_ready(comm, "ncclCommFinalize"));
+  ncclResult_t res = comm_stages_finalize(comm);
+  comm->finalizeCalled = 1;
+  __atomic_store_n(&comm->state, COMM_STATE_FINALIZED, __ATOMIC_RELEASE);
+  return res;
+}
+
+MK_API(ncclResult_t, CommDestroy, ncclComm_t comm) {
+  if (!comm) return ncclSuccess; /* as NCCL */
+  MK_CHECK(comm_check(comm, "ncclCommDestroy"));
+  comm_init_thread_reap(comm, 1); /* a non-blocking init still running: bounded by its timeout */
+  ncclResult_t res = ncclSuccess;
+  if (comm_state_get(comm) == COMM_STATE_READY && !comm->finalizeCalled) res = comm_stages_finalize(comm);
+  int rank = comm->rank, nRanks = comm->nRanks;
+  comm_stages_destroy(comm);
+  comm_free(comm);
+  MK_INFO(NCCL_INIT, "comm %p rank %d nRanks %d - Destroy COMPLETE", (void*)comm, rank, nRanks);
+  return res;
+}
+
+MK_API(ncclResult_t, CommAbort, ncclComm_t comm) {
+  if (!comm) return ncclSuccess;
+  MK_CHECK(comm_check(comm, "ncclCommAbort"));
+  __atomic_store_n(comm->abortFlag, 1, __ATOMIC_RELEASE); /* every wait of every thread of this comm ends */
+  comm_init_thread_reap(comm, 1);
+  __atomic_store_n(&comm->state, COMM_STATE_ABORTED, __ATOMIC_RELEASE);
+  int rank = comm->rank, nRanks = comm->nRanks;
+  comm_stages_destroy(comm);
+  comm_free(comm);
+  MK_INFO(NCCL_INIT, "comm %p rank %d nRanks %d - Abort COMPLETE", (void*)comm, rank, nRanks);
+  return ncclSuccess;
+}
+
+MK_API(ncclResult_t, CommSplit, ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  const char* fn = "ncclCommSplit";
+  MK_CHECK(comm_check(comm, fn));
+  if (!newcomm) return MK_FAIL(ncclInvalidArgument, "%s: newcomm is NULL", fn);
+  if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
+    return MK_FAIL(ncclInvalidArgument, "%s: color %d must be >= 0 or NCCL_SPLIT_NOCOLOR", fn, color);
+  MK_CHECK(comm_ensure_ready(comm, fn));
+  return comm_split(comm, color, key, config, newcomm, fn);
+}

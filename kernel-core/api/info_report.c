@@ -1,0 +1,126 @@
+/* mkcclInfoReport: what mkccl-info prints (include/mkccl_info.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/param.h"
+#include "mkccl_info.h"
+#include "plugin/loader.h"
+#include "plugin/manifest_set.h"
+#include "plugin/net.h"
+
+static void info_version(FILE* out) {
+  int code = 0;
+  ncclGetVersion(&code);
+  fprintf(out, "mkccl %d.%d.%d, NCCL API %d.%d.%d (version code %d)\n", MKCCL_MAJOR, MKCCL_MINOR, MKCCL_PATCH,
+          code / 10000, (code % 10000) / 100, code % 100, code);
+}
+
+static ncclResult_t info_manifests(FILE* out) {
+  const manifest_set_t* set = NULL;
+  MK_CHECK(manifest_set_get(&set));
+  fprintf(out, "\nManifests (in the order read; later entries replace earlier ones of the same name)\n");
+  for (int i = 0; i < set->nManifests; i++) {
+    const manifest_t* m = set->manifests[i];
+    if (i == 0 && set->defaultEmbedded)
+      fprintf(out, "  default         %s (no %s; libraries under %s)\n", m->path, set->defaultPath, m->dir);
+    else
+      fprintf(out, "  %-15s %s\n", i == 0 ? "default" : "MKCCL_MANIFEST", m->path);
+    for (int j = 0; j < m->nEntries; j++) {
+      const manifest_entry_t* e = &m->entries[j];
+      fprintf(out, "    %-14s %-10s abi %-3d priority %-4d %s\n", e->name, plugin_kind_desc(e->kind)->name, e->abi,
+              e->priority, e->path);
+    }
+  }
+  return ncclSuccess;
+}
+
+/* Runs each kind's selection, as the core would, so the records are fresh. */
+static ncclResult_t info_plugins_load(void) {
+  /* No net plugin is a finding to report, not a failure of the report. */
+  plugin_net_t* net = NULL;
+  if (plugin_net_acquire(NULL, &net) == ncclSuccess) plugin_net_release(net);
+  const plugin_kind_t firsts[] = {PLUGIN_KIND_COLLNET, PLUGIN_KIND_TUNER, PLUGIN_KIND_PROFILER};
+  for (size_t i = 0; i < sizeof(firsts) / sizeof(firsts[0]); i++) {
+    plugin_lib_t* lib = NULL;
+    MK_CHECK(plugin_kind_load_first(firsts[i], &lib));
+    plugin_lib_close(lib);
+  }
+  const plugin_kind_t alls[] = {PLUGIN_KIND_TRANSPORT, PLUGIN_KIND_NET_DEVICE};
+  for (size_t i = 0; i < sizeof(alls) / sizeof(alls[0]); i++) {
+    plugin_lib_t** libs = NULL;
+    int n = 0;
+    MK_CHECK(plugin_kind_load_all(alls[i], &libs, &n));
+    plugin_libs_close(libs, n);
+  }
+  return ncclSuccess;
+}
+
+static ncclResult_t info_plugins(FILE* out) {
+  MK_CHECK(info_plugins_load());
+  fprintf(out, "\nPlugins (every candidate in the order tried)\n");
+  for (int k = 0; k < PLUGIN_KIND_COUNT; k++) {
+    plugin_candidate_t* cands = NULL;
+    int n = 0;
+    char note[PLUGIN_TEXT_MAX];
+    MK_CHECK(plugin_candidates_get((plugin_kind_t)k, &cands, &n, note, sizeof(note)));
+    const plugin_candidate_t* taken = NULL;
+    for (int i = 0; i < n && !taken; i++)
+      if (cands[i].outcome == PLUGIN_TAKEN) taken = &cands[i];
+    fprintf(out, "  %s: ", plugin_kind_desc((plugin_kind_t)k)->name);
+    if (taken)
+      fprintf(out, "'%s' (ABI v%d) from %s\n", taken->name, taken->abi, taken->path);
+    else
+      fprintf(out, "none%s\n", n ? "" : " (no candidates)");
+    if (note[0]) fprintf(out, "    note: %s\n", note);
+    for (int i = 0; i < n; i++) {
+      const plugin_candidate_t* c = &cands[i];
+      fprintf(out, "    %d. %s [%s]: %s", i + 1, c->request, c->origin, plugin_outcome_text(c->outcome));
+      if (c->name[0]) fprintf(out, " '%s'", c->name);
+      if (c->abi) fprintf(out, " v%d", c->abi);
+      if (c->reason[0]) fprintf(out, ": %s", c->reason);
+      fputc('\n', out);
+    }
+    free(cands);
+  }
+  return ncclSuccess;
+}
+
+/* TOPOLOGY: kernel-core/topo prints the machine here (CPUs/NUMA, PCI tree,
+ * GPUs, NICs by the net plugin's pciPath, GPU-NIC paths). The integrator
+ * wires it; until then the section says so. */
+static ncclResult_t info_topology(FILE* out) {
+  fprintf(out, "\nTopology\n  (not wired yet: kernel-core/topo prints here)\n");
+  return ncclSuccess;
+}
+
+static const char* info_source(param_source_t source, const char* where) {
+  return source == PARAM_FROM_DEFAULT ? "default" : source == PARAM_FROM_ENV ? "environment" : where;
+}
+
+static void info_param(const param_decl_t* d, const char* value, param_source_t source, const char* where,
+                       void* arg) {
+  FILE* out = arg;
+  fprintf(out, "  %-28s = %-20s [%s]", d->name, value ? value : "", info_source(source, where));
+  if (d->owner && strcmp(d->owner, "core") != 0) fprintf(out, " (%s)", d->owner);
+  fprintf(out, "\n      %s\n", d->help ? d->help : "");
+}
+
+static void info_params(FILE* out) {
+  fprintf(out, "\nParameters (value [source]; environment > manifest option > default)\n");
+  param_foreach(info_param, out);
+}
+
+__attribute__((visibility("default"))) ncclResult_t mkcclInfoReport(FILE* out, unsigned sections) {
+  if (!out) return MK_FAIL(ncclInvalidArgument, "mkcclInfoReport: out is NULL");
+  if (sections & MKCCL_INFO_VERSION) info_version(out);
+  if (sections & (MKCCL_INFO_MANIFESTS | MKCCL_INFO_PLUGINS)) {
+    const manifest_set_t* set = NULL;
+    MK_CHECK(manifest_set_get(&set));
+  }
+  if (sections & MKCCL_INFO_MANIFESTS) MK_CHECK(info_manifests(out));
+  if (sections & MKCCL_INFO_PLUGINS) MK_CHECK(info_plugins(out));
+  if (sections & MKCCL_INFO_TOPOLOGY) MK_CHECK(info_topology(out));
+  if (sections & MKCCL_INFO_PARAMS) info_params(out);
+  return ncclSuccess;
+}

@@ -1,0 +1,21 @@
+/* Entry points whose implementation has not landed yet. Each returns
+ * ncclInvalidUsage and says so in the last-error text; the README's status
+ * table lists them. An entry leaves this file when it is implemented. */
+#include "api/api.h"
+
+#pragma GCC diagnostic ignored "-Wunused-parameter" /* stubs ignore their arguments */
+
+#define MK_STUB(name, what, ...) \
+  MK_API(ncclResult_t, name, __VA_ARGS__) { return api_not_implemented("nccl" #name, what); }
+
+#define COMM_WORK "communicators: bootstrap and init"
+#define DATA_WORK "the data path"
+#define GPU_WORK "GPU memory and registration"
+
+MK_STUB(CommRevoke, COMM_WORK, ncclComm_t comm, int revokeFlags)
+MK_STUB(CommShrink, COMM_WORK, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+        ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags)
+MK_STUB(CommWindowRegister, GPU_WORK, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+        int winFlags)
+MK_STUB(CommWindowDeregister, GPU_WORK, ncclComm_t comm, ncclWindow_t win)
+MK_STUB(GroupSimulateEnd, DATA_WORK, ncclSimInfo_t* simInfo)

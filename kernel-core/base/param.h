@@ -1,0 +1,46 @@
+/* The parameter table: every tunable, declared once with name, type, default
+ * and help. The core's own declarations live in `<module>/params.def` files
+ * gathered by param_tables.c; plugins bring theirs in mkcclPluginInfo_v1.
+ *
+ * Value precedence: environment, then a manifest option, then the default.
+ * (Per-communicator ncclConfig_t fields are applied by the communicator on
+ * top, where NCCL has such a field.) Lookups read the environment each time,
+ * so tests and tools see current values; hot paths keep their own copy. */
+#ifndef MKCCL_BASE_PARAM_H
+#define MKCCL_BASE_PARAM_H
+
+#include <stdint.h>
+
+#include "mkccl_plugin_v1.h"
+
+typedef enum { PARAM_FROM_DEFAULT = 0, PARAM_FROM_MANIFEST = 1, PARAM_FROM_ENV = 2 } param_source_t;
+
+typedef struct {
+  const char* name;
+  mkcclParamType_v1 type;
+  const char* defaultValue;
+  const char* help;
+  const char* owner; /* "core" or the plugin's name */
+} param_decl_t;
+
+/* Declare a plugin's parameters; names already declared keep their first
+ * declaration. */
+void param_register(const mkcclParamDecl_v1* decls, int n, const char* owner);
+
+int64_t param_int(const char* name);
+const char* param_str(const char* name); /* NULL when unset and no default */
+/* 0 and *value when known; -1 for an undeclared name. */
+int param_int_lookup(const char* name, int64_t* value);
+int param_str_lookup(const char* name, const char** value);
+
+/* A manifest's `options:` entry; `where` is "file:line:col". */
+int param_option_set(const char* name, const char* value, const char* where);
+
+param_source_t param_source(const char* name, const char** where);
+
+/* Every declared parameter in declaration order. */
+typedef void (*param_visit_fn)(const param_decl_t* decl, const char* value, param_source_t source,
+                               const char* where, void* arg);
+void param_foreach(param_visit_fn visit, void* arg);
+
+#endif

@@ -1,0 +1,24 @@
+/* Gathers every core module's params.def into the one parameter table. */
+#include <stddef.h>
+
+#include "base/param.h"
+
+#define MK_PARAM(name, type, def, help) {#name, MKCCL_PARAM_##type, def, help, "core"},
+static const param_decl_t param_core_decls[] = {
+#include "base/params.def"
+#include "fifo/params.def"
+#include "plan/params.def"
+#include "proxy/params.def"
+#include "cuda/params.def"
+#include "topo/params.def"
+#include "plugin/params.def"
+#include "bootstrap/params.def"
+#include "comm/params.def"
+#include "tune/params.def"
+};
+#undef MK_PARAM
+
+void param_tables_core(void (*add)(const param_decl_t*));
+void param_tables_core(void (*add)(const param_decl_t*)) {
+  for (size_t i = 0; i < sizeof(param_core_decls) / sizeof(param_core_decls[0]); i++) add(&param_core_decls[i]);
+}

@@ -1,0 +1,59 @@
+/* Channels and connectors: the paths collectives run over.
+ *
+ * A channel is one independent lane (one executor thread, one GPU CTA) with
+ * its ring (prev/next in a rank order) and tree (up/down), and per peer a
+ * send and a recv connector per connection index (0: collectives, 1: p2p).
+ * A connector is one side of one transport connection; `info` is what the
+ * executor uses, `step` the host executor's step counter on it. */
+#ifndef MKCCL_CHANNEL_CHANNEL_H
+#define MKCCL_CHANNEL_CHANNEL_H
+
+#include <stdint.h>
+
+#include "transport/mkccl_transport_v1.h"
+
+#define MK_MAX_CHANNELS 32
+#define MK_CONN_COLL 0
+#define MK_CONN_P2P 1
+#define MK_NUM_CONNS 2
+#define MK_TREE_ARITY 3
+
+struct transport_entry; /* kernel-core/transport: a loaded transport plugin */
+
+typedef struct connector {
+  mkcclConnInfo_v1 info;
+  uint64_t step;
+  const struct transport_entry* transport; /* NULL until connected */
+  void* conn;
+  int connected;
+  int isSend;
+  int peer;
+  int channelId;
+  int connIndex;
+  int needsProxy;
+} connector_t;
+
+typedef struct {
+  connector_t send[MK_NUM_CONNS];
+  connector_t recv[MK_NUM_CONNS];
+} channel_peer_t;
+
+typedef struct {
+  int prev, next;
+  int index;      /* this rank's position in userRanks */
+  int* userRanks; /* [nRanks] ranks in ring order */
+} channel_ring_t;
+
+typedef struct {
+  int up;                     /* -1 at the root */
+  int down[MK_TREE_ARITY];    /* -1 when absent */
+} channel_tree_t;
+
+typedef struct {
+  int id;
+  channel_ring_t ring;
+  channel_tree_t tree;
+  channel_peer_t* peers; /* [nRanks] */
+} channel_t;
+
+#endif

@@ -1,0 +1,15 @@
+#ifndef MKCCL_CHANNEL_SETUP_H
+#define MKCCL_CHANNEL_SETUP_H
+
+#include "nccl.h"
+
+struct ncclComm;
+
+/* Channels [0, nChannels) with their ring (needs comm->dp.peers). */
+ncclResult_t channel_setup(struct ncclComm* comm, int nChannels);
+/* Ring connections (recv from prev, send to next) on every channel. */
+ncclResult_t channel_connect_rings(struct ncclComm* comm);
+/* Free every connector and channel, last first. */
+void channel_free_all(struct ncclComm* comm);
+
+#endif

@@ -1,0 +1,18 @@
+/* Whether a communicator can take new work, and remembering work that failed. */
+#include "base/err.h"
+#include "comm/comm.h"
+
+ncclResult_t comm_check_usable(struct ncclComm* comm, const char* fn) {
+  MK_CHECK(comm_ensure_ready(comm, fn));
+  ncclResult_t async = __atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE);
+  if (async != ncclSuccess)
+    return MK_FAIL(async, "%s: comm %p had an error earlier (%s); abort it", fn, (void*)comm, ncclGetErrorString(async));
+  if (__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE))
+    return MK_FAIL(ncclInvalidUsage, "%s: comm %p is being aborted", fn, (void*)comm);
+  return ncclSuccess;
+}
+
+void comm_async_error_set(struct ncclComm* comm, ncclResult_t res) {
+  ncclResult_t expected = ncclSuccess;
+  __atomic_compare_exchange_n(&comm->asyncResult, &expected, res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}

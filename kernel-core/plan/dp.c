@@ -1,0 +1,125 @@
+/* Bringing a communicator's data path up and down. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/param.h"
+#include "channel/channel_setup.h"
+#include "comm/comm.h"
+#include "device/cuda/gpu_exec.h"
+#include "device/host/host_exec.h"
+#include "plan/dp.h"
+#include "plan/dp_net.h"
+
+static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
+  dp_state_t* dp = &comm->dp;
+  dp->peers = calloc((size_t)comm->nRanks, sizeof(mkcclPeer_v1));
+  if (!dp->peers) return MK_FAIL(ncclSystemError, "out of memory for %d peers", comm->nRanks);
+  for (int r = 0; r < comm->nRanks; r++) {
+    const comm_peer_info_t* pi = &comm->peerInfo[r];
+    mkcclPeer_v1* p = &dp->peers[r];
+    p->rank = r;
+    p->hostHash = pi->hostHash;
+    p->pidHash = pi->pidHash;
+    p->pid = pi->pid;
+    p->cudaDev = pi->cudaDev;
+    p->busId = pi->busId;
+    p->pathType = pi->hostHash == comm->peerInfo[comm->rank].hostHash ? 9 /* PATH_SYS */ : 10 /* PATH_NET */;
+    p->netDev = 0;
+  }
+  return ncclSuccess;
+}
+
+static int dp_channel_count(struct ncclComm* comm) {
+  int64_t n = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_NCHANNELS" : "MKCCL_HOST_NCHANNELS");
+  int64_t lo = param_int("NCCL_MIN_NCHANNELS"), hi = param_int("NCCL_MAX_NCHANNELS");
+  if (lo > 0 && n < lo) n = lo;
+  if (hi > 0 && n > hi) n = hi;
+  if (n < 1) n = 1;
+  if (n > MK_MAX_CHANNELS) n = MK_MAX_CHANNELS;
+  return (int)n;
+}
+
+ncclResult_t dp_init(struct ncclComm* comm) {
+  dp_state_t* dp = &comm->dp;
+  ncclResult_t res = ncclSuccess;
+  int64_t buff = param_int("NCCL_BUFFSIZE");
+  if (buff < 64 * MKCCL_STEPS || buff > (1 << 30))
+    return MK_FAIL(ncclInvalidArgument, "NCCL_BUFFSIZE=%lld out of range", (long long)buff);
+  dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
+  /* A GPU rank's init thread works in its device's context. */
+  if (comm->cudaDev >= 0) MK_CHECK(gpu_exec_bind(comm));
+  MK_CHECK(dp_peers_fill(comm));
+  MK_CHECK_GOTO(dp_net_open(comm), res, fail_peers);
+  MK_CHECK_GOTO(transport_set_init(comm, &dp->transports), res, fail_net);
+  dp->transportsReady = 1;
+  MK_CHECK_GOTO(proxy_client_attach(&dp->proxy, comm->abortFlag, comm->rank), res, fail_transports);
+  dp->proxyAttached = 1;
+  MK_CHECK_GOTO(channel_setup(comm, dp_channel_count(comm)), res, fail_proxy);
+  MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
+  if (comm->cudaDev >= 0) {
+    MK_CHECK_GOTO(gpu_exec_create(comm, (gpu_exec_t**)&dp->gpuExec), res, fail_channels);
+    res = gpu_exec_sync_conns((gpu_exec_t*)dp->gpuExec, comm, NULL);
+    if (res != ncclSuccess) {
+      gpu_exec_destroy((gpu_exec_t*)dp->gpuExec);
+      dp->gpuExec = NULL;
+      goto fail_channels;
+    }
+  } else {
+    host_exec_config_t cfg = {comm->rank, comm->nRanks, dp->nChannels, dp->channels, comm->abortFlag,
+                              (uint32_t)param_int("NCCL_WORK_FIFO_BYTES")};
+    MK_CHECK_GOTO(host_exec_create(&cfg, (host_exec_t**)&dp->hostExec), res, fail_channels);
+  }
+  MK_INFO(NCCL_INIT, "Rank %d: data path ready, %d channel(s), %d-byte buffers, net %s", comm->rank, dp->nChannels,
+          dp->buffSize, dp->net ? "present" : "none");
+  return ncclSuccess;
+fail_channels:
+  channel_free_all(comm);
+fail_proxy:
+  proxy_client_detach(&dp->proxy);
+  dp->proxyAttached = 0;
+fail_transports:
+  transport_set_fini(&dp->transports);
+  dp->transportsReady = 0;
+fail_net:
+  dp_net_close(comm);
+fail_peers:
+  free(dp->peers);
+  dp->peers = NULL;
+  if (comm->cudaDev >= 0) gpu_exec_unbind(comm);
+  return res;
+}
+
+void dp_fini(struct ncclComm* comm) {
+  dp_state_t* dp = &comm->dp;
+  if (comm->cudaDev >= 0 && gpu_exec_bind(comm) == ncclSuccess) gpu_exec_destroy((gpu_exec_t*)dp->gpuExec);
+  dp->gpuExec = NULL;
+  host_exec_destroy(dp->hostExec);
+  dp->hostExec = NULL;
+  /* Ops still queued complete (or are dropped when aborting) before the
+   * connectors they use go away. */
+  if (dp->proxyAttached) proxy_client_detach(&dp->proxy);
+  dp->proxyAttached = 0;
+  channel_free_all(comm);
+  if (dp->transportsReady) transport_set_fini(&dp->transports);
+  dp->transportsReady = 0;
+  dp_net_close(comm);
+  free(dp->peers);
+  dp->peers = NULL;
+  if (comm->cudaDev >= 0) gpu_exec_unbind(comm);
+}
+
+/* ---- the communicator stage -------------------------------------------------------------------- */
+ncclResult_t comm_dp_stage_init(struct ncclComm* comm) { return dp_init(comm); }
+
+/* Flush: every op posted to the proxy is done (or dropped by an abort). */
+ncclResult_t comm_dp_stage_finalize(struct ncclComm* comm) {
+  while (comm->dp.proxyAttached && !proxy_client_drained(&comm->dp.proxy)) {
+    if (__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE)) break;
+    sched_yield();
+  }
+  return proxy_client_error(&comm->dp.proxy);
+}
+
+void comm_dp_stage_destroy(struct ncclComm* comm) { dp_fini(comm); }

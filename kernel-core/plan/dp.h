@@ -1,0 +1,47 @@
+/* A communicator's data path: channels, transports, the proxy client and
+ * the executors. Lives inside struct ncclComm (comm->dp). */
+#ifndef MKCCL_PLAN_DP_H
+#define MKCCL_PLAN_DP_H
+
+#include <stdint.h>
+
+#include "channel/channel.h"
+#include "proxy/proxy.h"
+#include "transport/mkccl_transport_v1.h"
+#include "transport/transport.h"
+
+struct host_exec;
+struct plugin_net;
+
+typedef struct dp_state {
+  int nChannels;
+  channel_t channels[MK_MAX_CHANNELS];
+  int* ringOrder;          /* [nRanks] ring order shared by the channels */
+  mkcclPeer_v1* peers;     /* [nRanks] as transports see them */
+  transport_set_t transports;
+  int transportsReady;
+  proxy_client_t proxy;
+  int proxyAttached;
+  struct host_exec* hostExec;  /* host ranks */
+  struct gpu_exec* gpuExec;    /* GPU ranks */
+  void* gpuCtx;                /* their device's primary context, held */
+  int buffSize;            /* bytes per connection buffer (Simple protocol) */
+  uint64_t opCount;
+  const void* net;         /* ncclNet_v12_t* of the chosen net plugin, NULL when none */
+  void* netContext;
+  struct plugin_net* netPlugin;
+} dp_state_t;
+
+struct ncclComm;
+
+/* After bootstrap and peer info: transports, channels, ring connections,
+ * proxy, host executor. dp_fini undoes what dp_init did, in reverse. */
+ncclResult_t dp_init(struct ncclComm* comm);
+void dp_fini(struct ncclComm* comm);
+
+/* Connect the p2p connectors to `peers` on channels [0, nChannels) that are
+ * not connected yet (both ends call this with matching peers). */
+ncclResult_t dp_connect_p2p(struct ncclComm* comm, const int* sendPeers, int nSend, const int* recvPeers,
+                            int nRecv, int nChannels);
+
+#endif

@@ -1,0 +1,108 @@
+/* Groups: calls between ncclGroupStart and ncclGroupEnd are queued per
+ * communicator and run at the end, together; a call outside a bracket is a
+ * group of one. The state is per thread, as in NCCL. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "comm/comm.h"
+#include "plan/task.h"
+
+static __thread int group_depth;
+static __thread struct ncclComm* group_comms; /* comms with queued tasks, linked via groupNext */
+static __thread ncclResult_t group_error;     /* first error seen while queueing */
+
+int plan_group_depth(void) { return group_depth; }
+
+ncclResult_t plan_group_start(void) {
+  group_depth++;
+  return ncclSuccess;
+}
+
+ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
+  plan_task_t* t = malloc(sizeof(*t));
+  if (!t) {
+    ncclResult_t res = MK_FAIL(ncclSystemError, "out of memory queueing an operation");
+    if (group_error == ncclSuccess) group_error = res;
+    return res;
+  }
+  *t = *task;
+  t->next = NULL;
+  plan_task_list_t* l = &comm->tasks;
+  if (l->tail) l->tail->next = t;
+  else l->head = t;
+  l->tail = t;
+  l->n++;
+  if (!comm->inGroup) {
+    comm->inGroup = 1;
+    comm->groupNext = group_comms;
+    group_comms = comm;
+  }
+  return ncclSuccess;
+}
+
+static void plan_tasks_free(plan_task_list_t* l) {
+  plan_task_t* t = l->head;
+  while (t) {
+    plan_task_t* next = t->next;
+    free(t);
+    t = next;
+  }
+  memset(l, 0, sizeof(*l));
+}
+
+/* Runs every queued communicator. Host collectives complete here. */
+typedef struct {
+  struct ncclComm* comm;
+  pthread_t thread;
+  ncclResult_t res;
+} group_job_t;
+
+static void* plan_group_job(void* arg) {
+  group_job_t* j = arg;
+  j->res = plan_launch(j->comm, &j->comm->tasks);
+  return NULL;
+}
+
+/* Runs every queued communicator. One comm runs on this thread; several
+ * (one thread driving many ranks) each get a thread, because their
+ * connection set-up and host collectives wait on each other. */
+static ncclResult_t plan_group_run(void) {
+  ncclResult_t res = group_error;
+  struct ncclComm* comm = group_comms;
+  group_comms = NULL;
+  group_error = ncclSuccess;
+  int n = 0;
+  for (struct ncclComm* c = comm; c; c = c->groupNext) n++;
+  group_job_t* jobs = n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
+  if (n && !jobs && res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
+  /* Queue order is reversed; keep the order comms joined. */
+  for (int i = n - 1; jobs && i >= 0; i--, comm = comm->groupNext) jobs[i].comm = comm;
+  if (res == ncclSuccess && n == 1) {
+    plan_group_job(&jobs[0]);
+  } else if (res == ncclSuccess) {
+    int started = 0;
+    for (; started < n; started++)
+      if (pthread_create(&jobs[started].thread, NULL, plan_group_job, &jobs[started]) != 0) break;
+    if (started < n) res = MK_FAIL(ncclSystemError, "cannot start a thread for the group's communicators");
+    for (int i = 0; i < started; i++) pthread_join(jobs[i].thread, NULL);
+  }
+  for (int i = 0; i < n && jobs; i++) {
+    struct ncclComm* c = jobs[i].comm;
+    c->inGroup = 0;
+    if (jobs[i].res != ncclSuccess) {
+      comm_async_error_set(c, jobs[i].res);
+      if (res == ncclSuccess) res = jobs[i].res;
+    }
+    plan_tasks_free(&c->tasks);
+  }
+  free(jobs);
+  return res;
+}
+
+ncclResult_t plan_group_end(void) {
+  if (group_depth == 0) return MK_FAIL(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
+  if (--group_depth > 0) return ncclSuccess;
+  return plan_group_run();
+}

@@ -1,0 +1,175 @@
+/* Planning on host buffers: each queued task becomes work items for the
+ * host executor and proxy ops for the connectors that need a proxy; both
+ * sides count steps with the same schedule (device/common/sched_ring.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/param.h"
+#include "comm/comm.h"
+#include "device/common/sched_ring.h"
+#include "device/common/shape.h"
+#include "device/cuda/gpu_exec.h"
+#include "device/host/host_exec.h"
+#include "device/host/host_reduce.h"
+#include "device/host/host_types.h"
+#include "plan/plan_proxy.h"
+#include "plan/task.h"
+
+/* How many channels a collective of `bytes` uses: enough that each gets
+ * MKCCL_CHANNEL_MIN_BYTES, at most what the communicator has. */
+static int plan_channels(struct ncclComm* comm, size_t bytes) {
+  int64_t per = param_int("MKCCL_CHANNEL_MIN_BYTES");
+  int64_t want = per > 0 ? (int64_t)(bytes / (size_t)per) : comm->dp.nChannels;
+  if (want < 1) want = 1;
+  return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;
+}
+
+/* A communicator of one: the result is the input (reduced with itself). */
+static void plan_local(const plan_task_t* t) {
+  host_redop_t r = {(int)t->type, t->op, t->scalar};
+  if (t->count == 0) return;
+  host_reduce_copy(&r, t->recvbuff, NULL, NULL, t->sendbuff, t->count, 1);
+}
+
+/* Steps one channel's send and recv ring connectors move for an item. */
+static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, uint64_t* sendSteps,
+                            uint64_t* recvSteps) {
+  int N = comm->nRanks, chunkSteps, sliceSteps, sends = 0, recvs = 0;
+  mk_coll_shape(w->coll, &chunkSteps, &sliceSteps);
+  channel_t* ch = &comm->dp.channels[w->channelLo];
+  int hop = 0;
+  for (int i = 0; i < N; i++)
+    if (ch->ring.userRanks[i] == w->root) hop = sched_mod(ch->ring.index - i, N);
+  switch (w->coll) {
+    case MK_COLL_ALLREDUCE: sends = sched_allreduce_sends(N); recvs = sched_allreduce_recvs(N); break;
+    case MK_COLL_ALLGATHER: sends = sched_allgather_sends(N); recvs = sched_allgather_recvs(N); break;
+    case MK_COLL_REDUCESCATTER: sends = sched_reducescatter_sends(N); recvs = sched_reducescatter_recvs(N); break;
+    case MK_COLL_BROADCAST: sends = sched_broadcast_sends(N, hop); recvs = sched_broadcast_recvs(N, hop); break;
+    case MK_COLL_REDUCE: sends = sched_reduce_sends(N, hop); recvs = sched_reduce_recvs(N, hop); break;
+  }
+  *sendSteps = (uint64_t)(nLoops * sends * chunkSteps);
+  *recvSteps = (uint64_t)(nLoops * recvs * chunkSteps);
+}
+
+static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w, plan_proxy_t* pp) {
+  size_t ts = host_type_size(t->type);
+  int N = comm->nRanks;
+  int chunkSteps, sliceSteps;
+  mk_coll_shape(t->coll, &chunkSteps, &sliceSteps);
+  int stepSize = comm->dp.buffSize / MKCCL_STEPS;
+  int64_t chunkBytes = (int64_t)chunkSteps * stepSize;
+  int64_t chunkElems = chunkBytes / (int64_t)ts / mk_elem_align((int)ts) * mk_elem_align((int)ts);
+  int blocks = t->coll == MK_COLL_ALLREDUCE ? N : 1;
+  size_t totalBytes = t->count * ts * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)N);
+  memset(w, 0, sizeof(*w));
+  w->coll = (uint8_t)t->coll;
+  w->algo = MK_ALGO_RING;
+  w->proto = MK_PROTO_SIMPLE;
+  w->type = (uint8_t)t->type;
+  w->op = (uint8_t)t->op;
+  w->scalar = t->scalar;
+  w->root = t->root;
+  w->count = t->count;
+  w->sendbuff = t->sendbuff;
+  w->recvbuff = t->recvbuff;
+  w->chunkSize = (int32_t)(chunkElems * (int64_t)ts);
+  w->opCount = comm->dp.opCount++;
+  w->channelLo = 0;
+  w->nChannels = (uint8_t)plan_channels(comm, totalBytes);
+  int64_t nLoops = sched_nloops((int64_t)t->count, chunkElems, w->nChannels, blocks);
+  for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
+    channel_t* ch = &comm->dp.channels[c];
+    uint64_t sendSteps, recvSteps;
+    plan_ring_steps(comm, w, nLoops, &sendSteps, &recvSteps);
+    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.next].send[MK_CONN_COLL], sendSteps, w, chunkSteps, sliceSteps));
+    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], recvSteps, w, chunkSteps, sliceSteps));
+  }
+  return ncclSuccess;
+}
+
+/* The channels a set of items spans (a GPU launch has one CTA per channel). */
+static int plan_channels_used(const mk_work_t* works, int n) {
+  int hi = 1;
+  for (int i = 0; i < n; i++)
+    if (works[i].channelLo + works[i].nChannels > hi) hi = works[i].channelLo + works[i].nChannels;
+  return hi;
+}
+
+/* Items to the executor: host threads (complete on return) or GPU kernels
+ * on the stream (queued on return; launched in FIFO-sized batches). */
+static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, int n, void* stream) {
+  if (comm->cudaDev < 0) return host_exec_run(comm->dp.hostExec, works, n);
+  int batch = (int)(param_int("NCCL_WORK_FIFO_BYTES") / 2 / (int64_t)sizeof(mk_work_t));
+  for (int i = 0; i < n; i += batch) {
+    int m = n - i < batch ? n - i : batch;
+    MK_INFO(NCCL_COLL, "Rank %d: launching %d item(s) (first: coll %d count %llu) on %d channel(s), stream %p",
+            comm->rank, m, works[i].coll, (unsigned long long)works[i].count, plan_channels_used(works + i, m), stream);
+    MK_CHECK(gpu_exec_launch(comm->dp.gpuExec, works + i, m, plan_channels_used(works + i, m), stream));
+  }
+  return ncclSuccess;
+}
+
+/* All tasks of a communicator in a group share one stream (GPU). */
+static ncclResult_t plan_stream(plan_task_list_t* tasks, void** stream) {
+  *stream = tasks->head ? tasks->head->stream : NULL;
+  for (plan_task_t* t = tasks->head; t; t = t->next)
+    if (t->stream != *stream)
+      return MK_FAIL(ncclInvalidUsage,
+                     "operations of one communicator in one group use different streams (not supported yet)");
+  return ncclSuccess;
+}
+
+ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
+  ncclResult_t res = ncclSuccess;
+  plan_proxy_t pp;
+  plan_proxy_init(&pp, comm);
+  mk_work_t* works = NULL;
+  int nWorks = 0, gpu = comm->cudaDev >= 0;
+  void* stream = NULL;
+  MK_CHECK(plan_stream(tasks, &stream));
+  /* GPU: work in the comm's device context, and give the caller's back. */
+  void* callerCtx = NULL;
+  if (gpu) {
+    MK_CHECK(gpu_exec_ctx_save(&callerCtx));
+    MK_CHECK(gpu_exec_bind(comm));
+  }
+  /* Point-to-point first needs its connections. */
+  MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
+  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream), res, out);
+  works = calloc((size_t)tasks->n + (size_t)comm->nRanks + 1, sizeof(mk_work_t));
+  if (!works) {
+    res = MK_FAIL(ncclSystemError, "out of memory planning %d operations", tasks->n);
+    goto out;
+  }
+  for (plan_task_t* t = tasks->head; t; t = t->next) {
+    if (t->kind != TASK_COLL || t->count == 0) continue;
+    if (gpu && ((t->recvbuff && !gpu_exec_pointer_ok(t->recvbuff)) || (t->sendbuff && !gpu_exec_pointer_ok(t->sendbuff)))) {
+      res = MK_FAIL(ncclInvalidArgument, "Rank %d: a GPU communicator needs device (or registered host) buffers",
+                    comm->rank);
+      goto out;
+    }
+    if (comm->nRanks == 1 && !gpu) {
+      plan_local(t);
+      continue;
+    }
+    MK_CHECK_GOTO(plan_coll(comm, t, &works[nWorks++], &pp), res, out);
+  }
+  int nColl = nWorks;
+  MK_CHECK_GOTO(plan_p2p(comm, tasks, works + nColl, &nWorks, &pp), res, out);
+  nWorks += nColl;
+  if (nWorks == 0) goto out;
+  plan_proxy_post(&pp);
+  res = plan_execute(comm, works, nWorks, stream);
+  if (res != ncclSuccess) {
+    ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
+    res = MK_FAIL(proxyRes != ncclSuccess ? proxyRes : res,
+                  "Rank %d: collective failed: %s", comm->rank,
+                  proxyRes != ncclSuccess ? "a network peer failed (proxy error)" : "aborted");
+  }
+out:
+  plan_proxy_discard(&pp);
+  free(works);
+  if (gpu) gpu_exec_ctx_restore(callerCtx);
+  return res;
+}

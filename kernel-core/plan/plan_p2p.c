@@ -1,0 +1,110 @@
+/* Point-to-point on host buffers. Sends and receives of a group run as
+ * rounds: in round d a rank sends to rank+d and receives from rank-d, so
+ * every pair meets in the same round on both sides and no cycle of waits
+ * can form. Connections (connection index MK_CONN_P2P) are made on first
+ * use, by both ends in the same group. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/param.h"
+#include "comm/comm.h"
+#include "device/common/shape.h"
+#include "device/common/p2p_part.h"
+#include "device/host/host_types.h"
+#include "plan/plan_proxy.h"
+#include "transport/transport.h"
+
+static int plan_p2p_channels(struct ncclComm* comm) {
+  int64_t want = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS");
+  if (want < 1) want = 1;
+  return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;
+}
+
+static size_t task_bytes(const plan_task_t* t) { return t->count * host_type_size(t->type); }
+
+ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks) {
+  int nch = plan_p2p_channels(comm), n = 0;
+  int cap = 2 * nch * comm->nRanks;
+  transport_conn_req_t* reqs = NULL;
+  char* seen = calloc((size_t)comm->nRanks * 2, 1);
+  if (!seen) return MK_FAIL(ncclSystemError, "out of memory");
+  for (plan_task_t* t = tasks->head; t; t = t->next) {
+    if (t->kind == TASK_COLL || t->peer == comm->rank) continue;
+    int isSend = t->kind == TASK_SEND;
+    if (seen[t->peer * 2 + isSend]) continue;
+    seen[t->peer * 2 + isSend] = 1;
+    for (int c = 0; c < nch; c++) {
+      channel_peer_t* p = &comm->dp.channels[c].peers[t->peer];
+      connector_t* conn = isSend ? &p->send[MK_CONN_P2P] : &p->recv[MK_CONN_P2P];
+      if (conn->connected) continue;
+      if (!reqs && !(reqs = calloc((size_t)cap, sizeof(*reqs)))) {
+        free(seen);
+        return MK_FAIL(ncclSystemError, "out of memory");
+      }
+      reqs[n++] = (transport_conn_req_t){conn, isSend, t->peer, c, MK_CONN_P2P};
+    }
+  }
+  free(seen);
+  ncclResult_t res = transport_connect(comm, reqs, n);
+  free(reqs);
+  return res;
+}
+
+/* The next queued task of `kind` with `peer` after `from` (NULL: from the head). */
+static plan_task_t* next_task(plan_task_list_t* tasks, plan_task_t* from, task_kind_t kind, int peer) {
+  for (plan_task_t* t = from ? from->next : tasks->head; t; t = t->next)
+    if (t->kind == kind && t->peer == peer) return t;
+  return NULL;
+}
+
+/* Steps a channel moves for its part of `bytes` (at least one chunk, so an
+ * empty transfer still completes on both sides). */
+static uint64_t p2p_channel_steps(int64_t bytes, int nch, int bid, int64_t chunk) {
+  int64_t off, len;
+  int chunks;
+  coll_p2p_part(bytes, nch, bid, chunk, &off, &len, &chunks);
+  return (uint64_t)chunks;
+}
+ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t* works, int* nWorks,
+                      plan_proxy_t* pp) {
+  int N = comm->nRanks, me = comm->rank, nch = plan_p2p_channels(comm), n = 0;
+  int64_t chunk = comm->dp.buffSize / MKCCL_STEPS; /* p2p chunks are one step */
+  for (int d = 0; d < N; d++) {
+    int sendPeer = (me + d) % N, recvPeer = (me - d + N) % N;
+    plan_task_t *s = next_task(tasks, NULL, TASK_SEND, sendPeer), *r = next_task(tasks, NULL, TASK_RECV, recvPeer);
+    while (s || r) {
+      if (d == 0 && (!s || !r || task_bytes(s) != task_bytes(r)))
+        return MK_FAIL(ncclInvalidUsage, "Rank %d: send to self and recv from self do not match", me);
+      if (d == 0 && comm->cudaDev < 0) { /* to myself, on the host: a copy */
+        if (task_bytes(s) && s->sendbuff != r->recvbuff) memmove(r->recvbuff, s->sendbuff, task_bytes(s));
+      } else { /* on a GPU, the kernel copies to itself (sendPeer == recvPeer == me) */
+        mk_work_t* w = &works[n++];
+        memset(w, 0, sizeof(*w));
+        w->coll = MK_COLL_SENDRECV;
+        w->proto = MK_PROTO_SIMPLE;
+        w->type = ncclUint8;
+        w->opCount = comm->dp.opCount++;
+        w->channelLo = 0;
+        w->nChannels = (uint8_t)nch;
+        w->chunkSize = (int32_t)chunk;
+        w->sendPeer = sendPeer;
+        w->recvPeer = recvPeer;
+        w->sendBytes = s ? (int64_t)task_bytes(s) : -1;
+        w->recvBytes = r ? (int64_t)task_bytes(r) : -1;
+        w->sendbuff = s ? s->sendbuff : NULL;
+        w->recvbuff = r ? r->recvbuff : NULL;
+        for (int c = 0; c < nch && d != 0; c++) {
+          channel_peer_t* sp = &comm->dp.channels[c].peers[sendPeer];
+          channel_peer_t* rp = &comm->dp.channels[c].peers[recvPeer];
+          if (s) MK_CHECK(plan_proxy_add(pp, &sp->send[MK_CONN_P2P], p2p_channel_steps(w->sendBytes, nch, c, chunk), w, 1, 1));
+          if (r) MK_CHECK(plan_proxy_add(pp, &rp->recv[MK_CONN_P2P], p2p_channel_steps(w->recvBytes, nch, c, chunk), w, 1, 1));
+        }
+      }
+      s = s ? next_task(tasks, s, TASK_SEND, sendPeer) : NULL;
+      r = r ? next_task(tasks, r, TASK_RECV, recvPeer) : NULL;
+    }
+  }
+  *nWorks = n;
+  return ncclSuccess;
+}

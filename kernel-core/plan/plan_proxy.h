@@ -1,0 +1,39 @@
+/* Proxy ops of one launch: subs for every connector that needs a proxy,
+ * grouped per work item and transport side, posted in creation order (ops
+ * on one connector must start in the order the executor runs them). */
+#ifndef MKCCL_PLAN_PROXY_H
+#define MKCCL_PLAN_PROXY_H
+
+#include "channel/channel.h"
+#include "device/common/work.h"
+#include "proxy/proxy.h"
+
+struct ncclComm;
+
+#define PLAN_PROXY_MAX_OPS 256
+
+typedef struct {
+  struct ncclComm* comm;
+  proxy_op_t* ops[PLAN_PROXY_MAX_OPS];
+  int nOps;
+} plan_proxy_t;
+
+void plan_proxy_init(plan_proxy_t* pp, struct ncclComm* comm);
+/* A sub of `steps` steps on `conn` for work `w` (nothing when the connector
+ * has no proxy or steps is 0). */
+ncclResult_t plan_proxy_add(plan_proxy_t* pp, connector_t* conn, uint64_t steps, const mk_work_t* w, int chunkSteps,
+                            int sliceSteps);
+/* Hand every op to the proxy thread. */
+void plan_proxy_post(plan_proxy_t* pp);
+/* Free ops not posted (after an error). */
+void plan_proxy_discard(plan_proxy_t* pp);
+
+struct plan_task_list_s;
+#include "plan/task.h"
+/* Point-to-point: connect what the queued sends/recvs need, then plan them
+ * as rounds (plan_p2p.c). */
+ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks);
+ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t* works, int* nWorks,
+                      plan_proxy_t* pp);
+
+#endif

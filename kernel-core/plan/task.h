@@ -1,0 +1,52 @@
+/* Operations queued on a communicator until the group ends. */
+#ifndef MKCCL_PLAN_TASK_H
+#define MKCCL_PLAN_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nccl.h"
+
+typedef enum { TASK_COLL = 0, TASK_SEND, TASK_RECV } task_kind_t;
+
+typedef struct plan_task {
+  struct plan_task* next;
+  task_kind_t kind;
+  int coll;               /* MK_COLL_* for TASK_COLL */
+  const void* sendbuff;
+  void* recvbuff;
+  size_t count;           /* elements, as the API defines it per call */
+  ncclDataType_t type;
+  int op;                 /* MK_OP_* */
+  uint64_t scalar;        /* operand of PREMULSUM / SUMPOSTDIV */
+  int root;               /* rooted collectives */
+  int peer;               /* send/recv */
+  void* stream;           /* cudaStream_t of the call (GPU communicators) */
+} plan_task_t;
+
+typedef struct {
+  plan_task_t* head;
+  plan_task_t* tail;
+  int n;
+} plan_task_list_t;
+
+struct ncclComm;
+
+/* Queue a task on comm (copied); joins comm to the current group. */
+ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task);
+
+/* Group bracket: ncclGroupStart/ncclGroupEnd and the implicit group of a
+ * single call outside any bracket. */
+ncclResult_t plan_group_start(void);
+ncclResult_t plan_group_end(void);
+int plan_group_depth(void);
+
+/* Plan and run everything queued on comm: host collectives complete here,
+ * GPU ones are queued on the stream. */
+ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks);
+
+/* User reduction operators: turn an ncclRedOp_t into the executor's op. */
+ncclResult_t plan_redop_resolve(struct ncclComm* comm, ncclRedOp_t op, ncclDataType_t type, int* mkOp,
+                                uint64_t* scalar);
+
+#endif

@@ -1,0 +1,68 @@
+/* The proxy thread: one per process, progressing the operations of every
+ * communicator whose transports need one (net; shm in copy-engine mode).
+ * Calling threads post ops through a lock-free queue; the thread keeps them
+ * in an active list in post order and calls each op's transport
+ * proxyProgress until the op says it is done. When nothing moves it backs
+ * off: after NCCL_PROXY_IDLE_THRESHOLD idle rounds it sleeps
+ * NCCL_PROXY_IDLE_SLEEP_US per round; with no op at all it blocks. */
+#ifndef MKCCL_PROXY_PROXY_H
+#define MKCCL_PROXY_PROXY_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "nccl.h"
+#include "proxy/op_queue.h"
+#include "transport/mkccl_transport_v1.h"
+
+/* One communicator as the proxy sees it. */
+typedef struct proxy_client {
+  volatile uint32_t* abortFlag;   /* raised by the proxy on a transport error */
+  _Atomic int error;              /* first error (ncclResult_t), 0 if none */
+  _Atomic uint64_t opsPosted;
+  _Atomic uint64_t opsDone;
+  int rank;
+} proxy_client_t;
+
+typedef ncclResult_t (*proxy_progress_fn)(void* tctx, mkcclProxyOp_v1* op);
+
+typedef struct proxy_op {
+  op_queue_node_t node; /* first: the queue links ops through it */
+  struct proxy_op* nextActive;
+  proxy_client_t* client;
+  proxy_progress_fn progress;
+  void* tctx;
+  mkcclProxyOp_v1 args;
+} proxy_op_t;
+
+/* The first attach starts the thread; the last detach stops it. Detach
+ * waits (bounded by the abort flag) until the client's ops are gone. */
+ncclResult_t proxy_client_attach(proxy_client_t* client, volatile uint32_t* abortFlag, int rank);
+void proxy_client_detach(proxy_client_t* client);
+
+/* An op with zeroed args, ready to fill. */
+ncclResult_t proxy_op_alloc(proxy_op_t** op);
+void proxy_op_free(proxy_op_t* op);
+/* Hand the op to the proxy thread, which owns (and frees) it from now on. */
+void proxy_op_post(proxy_client_t* client, proxy_op_t* op);
+
+/* Run one progress round on the calling thread if no other thread is in
+ * one; 1 when something moved. Host executors waiting on a net connection
+ * call it instead of sleeping. */
+int proxy_progress_help(void);
+
+/* All ops posted by this client are done. */
+int proxy_client_drained(proxy_client_t* client);
+/* ncclSuccess, or the first error a transport reported for this client. */
+ncclResult_t proxy_client_error(proxy_client_t* client);
+
+/* Run the progress loop once on the calling thread (tests use this with the
+ * thread absent, through proxy_testing_*). */
+typedef struct proxy_loop proxy_loop_t;
+ncclResult_t proxy_loop_create(proxy_loop_t** loop);
+void proxy_loop_post(proxy_loop_t* loop, proxy_op_t* op);
+/* One round over the active ops; returns the number of ops still active. */
+int proxy_loop_round(proxy_loop_t* loop, int* idle);
+void proxy_loop_destroy(proxy_loop_t* loop);
+
+#endif

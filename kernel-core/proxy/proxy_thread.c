@@ -1,0 +1,169 @@
+/* The process's proxy thread: started by the first communicator that needs
+ * it, stopped with the last. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/param.h"
+#include "proxy/proxy.h"
+#include "proxy/proxy_internal.h"
+
+static struct {
+  pthread_mutex_t lifecycle; /* attach/detach, start/stop: held across the join */
+  pthread_mutex_t lock;      /* stop and the sleep/wake handshake */
+  pthread_cond_t wake;
+  int nClients;
+  int stop;
+  _Atomic int sleeping;
+  int running;
+  pthread_t thread;
+  proxy_loop_t* loop;
+  pthread_mutex_t freeLock;
+  proxy_op_t* freeList;
+} proxy = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL,
+           PTHREAD_MUTEX_INITIALIZER, NULL};
+
+/* Rounds run under roundLock, so a calling thread that waits on the net can
+ * progress the ops itself (proxy_progress_help) instead of handing off to
+ * the proxy thread and back: on few cores that hand-off is most of the
+ * latency. */
+static pthread_mutex_t proxy_round_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int proxy_round(int* idle) {
+  pthread_mutex_lock(&proxy_round_lock);
+  int active = proxy_loop_round(proxy.loop, idle);
+  pthread_mutex_unlock(&proxy_round_lock);
+  return active;
+}
+
+int proxy_progress_help(void) {
+  if (!proxy.loop || pthread_mutex_trylock(&proxy_round_lock) != 0) return 0;
+  int idle = 1;
+  proxy_loop_round(proxy.loop, &idle);
+  pthread_mutex_unlock(&proxy_round_lock);
+  return !idle;
+}
+
+ncclResult_t proxy_op_alloc(proxy_op_t** out) {
+  pthread_mutex_lock(&proxy.freeLock);
+  proxy_op_t* op = proxy.freeList;
+  if (op) proxy.freeList = op->nextActive;
+  pthread_mutex_unlock(&proxy.freeLock);
+  if (!op) op = malloc(sizeof(*op));
+  if (!op) return MK_FAIL(ncclSystemError, "proxy: out of memory for an op");
+  memset(op, 0, sizeof(*op));
+  *out = op;
+  return ncclSuccess;
+}
+
+void proxy_op_free(proxy_op_t* op) {
+  pthread_mutex_lock(&proxy.freeLock);
+  op->nextActive = proxy.freeList;
+  proxy.freeList = op;
+  pthread_mutex_unlock(&proxy.freeLock);
+}
+
+/* Nothing queued and nothing active: helping callers may have taken ops
+ * into the active list, which the thread must then keep progressing. */
+static int proxy_nothing_to_do(void) {
+  op_queue_t* q = &proxy.loop->queue;
+  return __atomic_load_n(&proxy.loop->nActive, __ATOMIC_ACQUIRE) == 0 &&
+         atomic_load(&q->head) == &q->stub && q->tail == &q->stub && atomic_load(&q->stub.next) == NULL;
+}
+
+static void* proxy_thread_main(void* arg) {
+  (void)arg;
+  int64_t threshold = param_int("NCCL_PROXY_IDLE_THRESHOLD");
+  int64_t sleepUs = param_int("NCCL_PROXY_IDLE_SLEEP_US");
+  int64_t idleRounds = 0;
+  for (;;) {
+    int idle;
+    int active = proxy_round(&idle);
+    if (!idle) {
+      idleRounds = 0;
+      continue;
+    }
+    if (active == 0) {
+      /* Nothing to do: block until an op is posted or we are stopped. */
+      pthread_mutex_lock(&proxy.lock);
+      atomic_store(&proxy.sleeping, 1);
+      while (!proxy.stop && proxy_nothing_to_do()) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&proxy.wake, &proxy.lock, &ts);
+      }
+      atomic_store(&proxy.sleeping, 0);
+      int stop = proxy.stop;
+      pthread_mutex_unlock(&proxy.lock);
+      if (stop) break;
+      idleRounds = 0;
+      continue;
+    }
+    if (++idleRounds < threshold) sched_yield();
+    else usleep((useconds_t)sleepUs);
+  }
+  return NULL;
+}
+
+void proxy_op_post(proxy_client_t* client, proxy_op_t* op) {
+  op->client = client;
+  atomic_fetch_add_explicit(&client->opsPosted, 1, memory_order_relaxed);
+  proxy_loop_post(proxy.loop, op);
+  if (atomic_load(&proxy.sleeping)) {
+    pthread_mutex_lock(&proxy.lock);
+    pthread_cond_signal(&proxy.wake);
+    pthread_mutex_unlock(&proxy.lock);
+  }
+}
+
+ncclResult_t proxy_client_attach(proxy_client_t* client, volatile uint32_t* abortFlag, int rank) {
+  memset(client, 0, sizeof(*client));
+  client->abortFlag = abortFlag;
+  client->rank = rank;
+  ncclResult_t res = ncclSuccess;
+  pthread_mutex_lock(&proxy.lifecycle);
+  if (proxy.nClients == 0) {
+    if (!proxy.loop) MK_CHECK_GOTO(proxy_loop_create(&proxy.loop), res, out);
+    proxy.stop = 0;
+    int err = pthread_create(&proxy.thread, NULL, proxy_thread_main, NULL);
+    if (err) {
+      res = MK_FAIL(ncclSystemError, "proxy: cannot start the proxy thread: %s", strerror(err));
+      goto out;
+    }
+    proxy.running = 1;
+    MK_INFO(NCCL_PROXY | NCCL_INIT, "Proxy thread started");
+  }
+  proxy.nClients++;
+out:
+  pthread_mutex_unlock(&proxy.lifecycle);
+  return res;
+}
+
+int proxy_client_drained(proxy_client_t* client) {
+  return atomic_load_explicit(&client->opsDone, memory_order_acquire) ==
+         atomic_load_explicit(&client->opsPosted, memory_order_relaxed);
+}
+
+ncclResult_t proxy_client_error(proxy_client_t* client) { return (ncclResult_t)atomic_load(&client->error); }
+
+void proxy_client_detach(proxy_client_t* client) {
+  /* Ops of an aborted client are dropped by the loop; others finish. */
+  while (!proxy_client_drained(client)) usleep(100);
+  pthread_mutex_lock(&proxy.lifecycle);
+  if (--proxy.nClients == 0) {
+    pthread_mutex_lock(&proxy.lock);
+    proxy.stop = 1;
+    pthread_cond_signal(&proxy.wake);
+    pthread_mutex_unlock(&proxy.lock);
+    pthread_join(proxy.thread, NULL);
+    proxy.running = 0;
+    MK_INFO(NCCL_PROXY, "Proxy thread stopped");
+  }
+  pthread_mutex_unlock(&proxy.lifecycle);
+}

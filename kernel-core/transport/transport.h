@@ -1,0 +1,57 @@
+/* Transports as the core uses them: the transport plugins loaded once per
+ * process (every `transport` plugin the loader finds, in manifest priority
+ * order), each initialized per communicator with the core's services, and
+ * the connection of connectors through them. */
+#ifndef MKCCL_TRANSPORT_TRANSPORT_H
+#define MKCCL_TRANSPORT_TRANSPORT_H
+
+#include "channel/channel.h"
+#include "nccl.h"
+#include "transport/mkccl_transport_v1.h"
+
+struct ncclComm;
+
+typedef struct transport_entry {
+  const mkcclTransport_v1* t;
+  void* tctx; /* from t->init, per communicator */
+  int disabled; /* NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_NET_DISABLE... */
+} transport_entry_t;
+
+typedef struct transport_set {
+  mkcclTransportServices_v1 services;
+  transport_entry_t entries[8];
+  int n;
+} transport_set_t;
+
+/* The services table a communicator lends its transports. */
+ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServices_v1* services);
+
+/* The GPU services (transport_services_gpu.c), for GPU communicators. */
+ncclResult_t transport_services_gpu_fill(struct ncclComm* comm, mkcclTransportServices_v1* services);
+
+/* Load (once per process) and initialize every transport for `comm`. */
+ncclResult_t transport_set_init(struct ncclComm* comm, transport_set_t* set);
+void transport_set_fini(transport_set_t* set);
+
+/* A description of a connector to connect. */
+typedef struct {
+  connector_t* conn;
+  int isSend;
+  int peer;
+  int channelId;
+  int connIndex;
+} transport_conn_req_t;
+
+/* Connect every requested connector with its peer's counterpart: choose the
+ * transport, setup, exchange connect info with each peer through the
+ * bootstrap, connect (retrying while in progress), proxy setup/connect.
+ * Every peer named must call this with the matching requests. */
+ncclResult_t transport_connect(struct ncclComm* comm, transport_conn_req_t* reqs, int n);
+
+/* Release a connector (proxy side first). */
+void transport_conn_free(connector_t* conn);
+
+/* The name of the transport a connector uses ("-" when unconnected). */
+const char* transport_conn_name(const connector_t* conn);
+
+#endif

@@ -1,0 +1,154 @@
+/* The GPU half of the transport services: pinned and device memory, IPC
+ * handles, peer access, host registration, through the driver shim. Used
+ * by GPU communicators; their context is current on the calling thread. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "comm/comm.h"
+#include "cuda/gpu.h"
+#include "transport/transport.h"
+
+static ncclResult_t gpu_host_alloc(void* ctx, size_t bytes, void** ptr) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (!g) return ncclSystemError;
+  void* p = NULL;
+  CU_CHECK(g->mem_host_alloc(&p, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+  memset(p, 0, bytes);
+  *ptr = p;
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_host_free(void* ctx, void* ptr) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (g && ptr) g->mem_free_host(ptr);
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_device_alloc(void* ctx, size_t bytes, void** ptr) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (!g) return ncclSystemError;
+  cu_deviceptr_t d = 0;
+  CU_CHECK(g->mem_alloc(&d, bytes ? bytes : 1));
+  cu_result_t r = g->memset_d8(d, 0, bytes);
+  if (r != CUDA_DRV_SUCCESS) {
+    g->mem_free(d);
+    return CU_FAIL("cuMemsetD8", r);
+  }
+  *ptr = (void*)(uintptr_t)d;
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_device_free(void* ctx, void* ptr) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (g && ptr) g->mem_free((cu_deviceptr_t)(uintptr_t)ptr);
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_ipc_handle(void* ctx, void* devPtr, void* handle) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (!g) return ncclSystemError;
+  cu_ipc_handle_t h;
+  CU_CHECK(g->ipc_get_mem_handle(&h, (cu_deviceptr_t)(uintptr_t)devPtr));
+  memcpy(handle, &h, sizeof(h));
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_ipc_open(void* ctx, const void* handle, void** devPtr) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (!g) return ncclSystemError;
+  cu_ipc_handle_t h;
+  memcpy(&h, handle, sizeof(h));
+  cu_deviceptr_t d = 0;
+  CU_CHECK(g->ipc_open_mem_handle(&d, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+  *devPtr = (void*)(uintptr_t)d;
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_ipc_close(void* ctx, void* devPtr) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (g && devPtr) g->ipc_close_mem_handle((cu_deviceptr_t)(uintptr_t)devPtr);
+  return ncclSuccess;
+}
+
+/* The peer's device as this process numbers it (by PCI bus id). */
+static ncclResult_t gpu_peer_device(const mkcclPeer_v1* peer, cu_device_t* dev) {
+  const cuda_gpu_t* g = cuda_gpu();
+  if (!g) return ncclSystemError;
+  int64_t b = peer->busId;
+  char busId[32];
+  snprintf(busId, sizeof(busId), "%04x:%02x:%02x.%x", (unsigned)((b >> 20) & 0xffff), (unsigned)((b >> 12) & 0xff),
+           (unsigned)((b >> 4) & 0xff), (unsigned)(b & 0xf));
+  CU_CHECK(g->device_get_by_pci_bus_id(dev, busId));
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_peer_access(void* ctx, const mkcclPeer_v1* peer, int* canAccess) {
+  struct ncclComm* comm = ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  const cuda_driver_t* d = cuda_driver();
+  *canAccess = 0;
+  if (!g || peer->cudaDev < 0 || peer->busId < 0) return ncclSuccess;
+  cu_device_t peerDev;
+  if (gpu_peer_device(peer, &peerDev) != ncclSuccess) return ncclSuccess; /* not visible here */
+  if (peerDev == comm->cudaDev) {
+    *canAccess = 1;
+    return ncclSuccess;
+  }
+  int ok = 0;
+  CU_CHECK(d->device_can_access_peer(&ok, comm->cudaDev, peerDev));
+  if (ok && peer->pidHash == comm->dp.peers[comm->rank].pidHash) {
+    /* Same process: direct pointers, which need peer access enabled. */
+    cu_context_t peerCtx;
+    CU_CHECK(g->primary_ctx_retain(&peerCtx, peerDev));
+    cu_result_t r = g->ctx_enable_peer_access(peerCtx, 0);
+    g->primary_ctx_release(peerDev);
+    if (r != CUDA_DRV_SUCCESS && r != CUDA_DRV_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+      return CU_FAIL("cuCtxEnablePeerAccess", r);
+  }
+  *canAccess = ok;
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_host_register(void* ctx, void* ptr, size_t bytes, void** devPtr) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (!g) return ncclSystemError;
+  cu_result_t r = g->mem_host_register(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+  if (r != CUDA_DRV_SUCCESS && r != CUDA_DRV_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+    return CU_FAIL("cuMemHostRegister", r);
+  cu_deviceptr_t d = 0;
+  CU_CHECK(g->mem_host_get_device_pointer(&d, ptr, 0));
+  *devPtr = (void*)(uintptr_t)d;
+  return ncclSuccess;
+}
+
+static ncclResult_t gpu_host_unregister(void* ctx, void* ptr) {
+  (void)ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (g && ptr) g->mem_host_unregister(ptr);
+  return ncclSuccess;
+}
+
+ncclResult_t transport_services_gpu_fill(struct ncclComm* comm, mkcclTransportServices_v1* s) {
+  if (!cuda_gpu()) return ncclSystemError;
+  s->hostAlloc = gpu_host_alloc;
+  s->hostFree = gpu_host_free;
+  s->deviceAlloc = gpu_device_alloc;
+  s->deviceFree = gpu_device_free;
+  s->cudaDev = comm->cudaDev;
+  s->ipcHandle = gpu_ipc_handle;
+  s->ipcOpen = gpu_ipc_open;
+  s->ipcClose = gpu_ipc_close;
+  s->peerAccess = gpu_peer_access;
+  s->hostRegister = gpu_host_register;
+  s->hostUnregister = gpu_host_unregister;
+  return cuda_device_sm(comm->cudaDev, &s->sm);
+}

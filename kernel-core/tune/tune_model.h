@@ -1,0 +1,73 @@
+/* The built-in cost model: predicted microseconds per algorithm and
+ * protocol for one collective, from a small summary of the communicator's
+ * topology and the tuning constants (NCCL's ncclTunerConstants layout, so a
+ * v5+ tuner plugin can change them at init).
+ *
+ *   time = latency + bytes * factor / bandwidth
+ *
+ * latency: the constants' base latency of the algorithm and protocol plus a
+ * per-hop latency (hwLatencies of the intra-node link class, or NET) times
+ * the hops on the critical path: a ring makes 2(N-1) steps for AllReduce and
+ * N-1 for the others, nNodes/N of them across the network; a tree
+ * (AllReduce across nodes only: inside one node it is a chain with a ring's
+ * hops and less bandwidth) goes up and down a chain of ranksPerNode-1 hops inside a
+ * node and log2(nNodes) hops between nodes.
+ * factor: AllReduce ring 2(N-1)/N, tree 2; AllGather and ReduceScatter
+ * (N-1)/N of the total; Broadcast and Reduce 1.
+ * bandwidth: min(intra, inter) across nodes, intra inside one, spread over
+ * channels (nChannels/nChannelsMax of it), derated per protocol (LL 1/2 and
+ * capped at llMaxBws, LL128 120/128) and for trees (0.92).
+ *
+ * Algorithms other than ring and tree, and LL128 without a GPU, are
+ * disabled (-1). Shared by the core (kernel-core/tune) and the default
+ * tuner plugin (plugins/tuner), so it includes ABI headers only. */
+#ifndef MKCCL_TUNE_MODEL_H
+#define MKCCL_TUNE_MODEL_H
+
+#include <stddef.h>
+
+#include "tuner/nccl_tuner.h"
+
+typedef struct {
+  int nRanks;
+  int nNodes;
+  int ranksPerNode;   /* most ranks on one node */
+  int intraLink;      /* NCCL_HW_NVLINK or NCCL_HW_PCI (host memory: PCI) */
+  double intraBw;     /* GB/s one rank moves inside its node, all channels together */
+  double interBw;     /* GB/s one rank moves over the network, all channels together */
+  double intraLatUs;  /* measured per-hop latency (Simple) inside a node, 0: the constants' */
+  double interLatUs;  /* same across the network, 0: the constants' */
+  int gpu;            /* 1: GPU executors (LL128 exists) */
+} tune_topo_t;
+
+/* A summary good enough for a host-memory communicator of nRanks on nNodes
+ * nodes when the caller knows nothing better. */
+void tune_topo_default(tune_topo_t* topo, int nRanks, int nNodes);
+
+/* Default constants for the topology (the measured latencies, when given,
+ * replace the Simple hop latencies and scale LL/LL128 alike). */
+void tune_model_constants(const tune_topo_t* topo, ncclTunerConstants_v5_t* c);
+
+/* Channels the model uses for `bytes`: one per 128 KiB, within
+ * [1, nChannelsMax]. */
+int tune_model_channels(size_t bytes, int nChannelsMax);
+
+/* table[a][p] = predicted microseconds, -1 where the model has no such
+ * algorithm/protocol for `func`. Point-to-point functions get ring/Simple
+ * only. nChannels is what the time is predicted for. */
+void tune_model_table(const tune_topo_t* topo, const ncclTunerConstants_v5_t* c, ncclFunc_t func, size_t bytes,
+                      int nChannels, int nChannelsMax, float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]);
+
+/* Lower-case names ("tree", "ring", "collnetdirect", "collnetchain", "nvls",
+ * "nvlstree", "pat"; "ll", "ll128", "simple"; "broadcast", "reduce",
+ * "allgather", "reducescatter", "allreduce", "sendrecv", "send", "recv"),
+ * "?" when out of range. */
+const char* tune_algo_name(int algo);
+const char* tune_proto_name(int proto);
+const char* tune_func_name(int func);
+/* Case-insensitive lookups of the names above over text[0..len); -1 if none. */
+int tune_algo_parse(const char* text, size_t len);
+int tune_proto_parse(const char* text, size_t len);
+int tune_func_parse(const char* text, size_t len);
+
+#endif

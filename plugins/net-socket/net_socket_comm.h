@@ -1,0 +1,131 @@
+/* A connection (send or receive side): control socket, data sockets with
+ * their task rings, helper threads, and the request pool.
+ *
+ * Threads: the caller (NCCL's proxy) owns everything but the data-socket
+ * rings' consumer side, the per-socket progress and the `pending` counters,
+ * which helper threads drive. A comm is used by one caller thread at a time. */
+#ifndef NET_SOCKET_COMM_H
+#define NET_SOCKET_COMM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nccl.h"
+#include "net/nccl_net.h"
+#include "net_socket_layout.h"
+#include "net_socket_wire.h"
+
+#define NET_SOCKET_MAX_REQUESTS NCCL_NET_MAX_REQUESTS
+#define NET_SOCKET_MAX_RECVS 8
+/* Tasks a data socket may hold: one chunk of every sub-receive in flight. */
+#define NET_SOCKET_RING (NET_SOCKET_MAX_REQUESTS * NET_SOCKET_MAX_RECVS)
+/* Queued control messages (header, inline payload) one sendmsg carries. */
+#define NET_SOCKET_TX_BATCH 16
+/* Receive read-ahead on the control socket: what one recvmsg brings beyond
+ * the current message (next headers, small payloads). */
+#define NET_SOCKET_RXBUF 4096
+
+/* One message: a send, or one buffer of a (grouped) receive. */
+typedef struct {
+  char* data;
+  size_t size;        /* send: bytes to send; receive: room in data */
+  size_t received;    /* receive: bytes the matched message carried */
+  int tag;
+  int matched;        /* receive: a header has been matched to it */
+  atomic_int pending; /* chunks (or inline payload) not yet moved */
+} net_socket_sub_t;
+
+typedef struct net_socket_request {
+  struct net_socket_comm* comm;
+  int used;
+  int n;             /* subs in use: 1 for a send */
+  int ctrlDone;      /* send: header (and inline payload) written */
+  uint64_t seq;      /* posting order, for receive matching */
+  net_socket_sub_t subs[NET_SOCKET_MAX_RECVS];
+  /* send: what goes on the control socket, header then inline payload */
+  net_socket_hdr_t hdr;
+  char* tail;
+  size_t tailLen;
+} net_socket_request_t;
+
+typedef struct {
+  char* data;
+  size_t size;
+  net_socket_sub_t* sub;
+} net_socket_task_t;
+
+/* A data socket: a single-producer (caller) single-consumer (helper) ring. */
+typedef struct {
+  int fd;
+  _Atomic uint32_t head; /* next task the helper moves */
+  _Atomic uint32_t tail; /* next free slot */
+  size_t offset;         /* helper: bytes of ring[head] already moved */
+  net_socket_task_t ring[NET_SOCKET_RING];
+} net_socket_data_t;
+
+typedef struct {
+  struct net_socket_comm* comm;
+  int index;
+  int efd; /* eventfd: new tasks, or stop */
+  pthread_t thread;
+  int started;
+  atomic_int sleeping;
+  atomic_int stop;
+} net_socket_helper_t;
+
+enum { NET_SOCKET_RX_HDR = 0, NET_SOCKET_RX_MATCH = 1, NET_SOCKET_RX_DATA = 2 };
+
+typedef struct net_socket_comm {
+  int isSend;
+  int ctrlFd;
+  int nSocks;
+  int nThreads;
+  size_t minChunk;
+  size_t inlineMax;
+  net_socket_data_t* data;        /* nSocks */
+  net_socket_helper_t* helpers;   /* nThreads */
+  uint32_t nextSock;              /* round-robin position, advanced in message order */
+  atomic_int error;               /* first fatal error (ncclResult_t); the comm is dead after it */
+  net_socket_request_t reqs[NET_SOCKET_MAX_REQUESTS];
+  uint64_t nextSeq;
+  /* send side: messages whose control part is not fully written, in isend order */
+  net_socket_request_t* txq[NET_SOCKET_MAX_REQUESTS];
+  uint32_t txHead, txTail;
+  size_t txOff; /* bytes of the head message's header then payload written */
+  /* receive side: the header being read and the message it goes to */
+  int rxState;
+  net_socket_hdr_t rxHdr;
+  size_t rxOff;
+  net_socket_sub_t* rxSub;
+  int rxClosed; /* the peer closed between messages: what it sent is all there is */
+  size_t rxBufHead, rxBufTail; /* unread bytes of rxBuf */
+  char rxBuf[NET_SOCKET_RXBUF];
+} net_socket_comm_t;
+
+/* A comm with nSocks data sockets (fds -1) and ctrlFd -1; NULL on failure. */
+net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads);
+/* Socket options every connection socket gets (TCP_USER_TIMEOUT, traffic class). */
+void net_socket_comm_sockopts(int fd, int trafficClass);
+/* Starts the helper threads once every socket is connected. */
+ncclResult_t net_socket_comm_start(net_socket_comm_t* comm);
+/* Stops helpers, closes every fd, frees. */
+void net_socket_comm_free(net_socket_comm_t* comm);
+
+/* Records the first fatal error and shuts the sockets down, so the peer
+ * fails too instead of waiting; returns the comm's (first) error. */
+ncclResult_t net_socket_comm_fail(net_socket_comm_t* comm, ncclResult_t res);
+
+/* Queues a chunk on data socket s and wakes its helper; the ring has room by
+ * construction (checked). */
+ncclResult_t net_socket_comm_push(net_socket_comm_t* comm, int s, char* data, size_t size, net_socket_sub_t* sub);
+
+/* Schedules the chunks of a message over the data sockets, from nextSock. */
+ncclResult_t net_socket_comm_schedule(net_socket_comm_t* comm, net_socket_sub_t* sub, char* data, size_t size,
+                                      size_t chunkSize);
+
+/* Helper thread body (net_socket_helper.c). */
+void* net_socket_helper_main(void* arg);
+
+#endif

@@ -1,0 +1,14 @@
+/* Establishing connections without blocking: listen/accept on the receive
+ * side, connect on the send side (net_socket_listen.c, net_socket_connect.c). */
+#ifndef NET_SOCKET_CONN_H
+#define NET_SOCKET_CONN_H
+
+#include "nccl.h"
+
+/* trafficClass: NCCL_NET_TRAFFIC_CLASS_UNDEF or an IP TOS / IPv6 class. */
+ncclResult_t net_socket_listen(int dev, void* handle, void** listenComm, int trafficClass);
+ncclResult_t net_socket_accept(void* listenComm, void** recvComm);
+ncclResult_t net_socket_close_listen(void* listenComm);
+ncclResult_t net_socket_connect(int dev, void* handle, void** sendComm, int trafficClass);
+
+#endif

@@ -1,0 +1,115 @@
+/* Interface discovery (through mkccl_sock) and device properties. */
+#include "net_socket_dev.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net_socket_comm.h"
+#include "net_socket_log.h"
+#include "net_socket_params.h"
+
+#define NET_SOCKET_DEFAULT_SPEED 10000
+
+static pthread_mutex_t net_socket_devs_lock = PTHREAD_MUTEX_INITIALIZER;
+static net_socket_dev_t net_socket_devs[NET_SOCKET_MAX_DEVS];
+static int net_socket_ndevs = -1;
+
+/* PCI vendor id of the interface's device (layout autodetection); 0 if none.
+ * Not in mkccl_sock: only this plugin's NCCL-compatible defaults need it. */
+static unsigned net_socket_dev_vendor(const char* ifname) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof(path), "/sys/class/net/%s/device/vendor", ifname);
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  unsigned vendor = 0;
+  if (fscanf(f, "%x", &vendor) != 1) vendor = 0;
+  fclose(f);
+  return vendor;
+}
+
+static void net_socket_dev_describe(net_socket_dev_t* d) {
+  char path[PATH_MAX];
+  d->pciPath = sock_iface_pci_path(d->name, path, sizeof(path)) == SOCK_OK ? strdup(path) : NULL;
+  if (sock_iface_speed_mbps(d->name, &d->speed) != SOCK_OK) {
+    NS_INFO(NCCL_NET, "%s: link speed unknown, assuming %d Mbps", d->name, NET_SOCKET_DEFAULT_SPEED);
+    d->speed = NET_SOCKET_DEFAULT_SPEED;
+  }
+  d->vendor = net_socket_dev_vendor(d->name);
+}
+
+static ncclResult_t net_socket_devs_find(void) {
+  const char* list = net_socket_param_str(NET_SOCKET_PARAM_IFNAME);
+  const char* familyText = net_socket_param_str(NET_SOCKET_PARAM_FAMILY);
+  int family;
+  if (sock_family_parse(familyText, &family) != SOCK_OK)
+    return NS_FAIL(ncclInvalidArgument, "%s=%s: %s", NET_SOCKET_PARAM_FAMILY, familyText, sock_error());
+  sock_iface_t ifs[NET_SOCKET_MAX_DEVS];
+  int n = 0;
+  if (sock_ifaces_find(list, family, ifs, NET_SOCKET_MAX_DEVS, &n) != SOCK_OK || n == 0)
+    return NS_FAIL(ncclSystemError, "no interface found (%s=\"%s\"): %s", NET_SOCKET_PARAM_IFNAME, list,
+                   sock_error());
+  char line[1024] = "";
+  for (int i = 0; i < n; i++) {
+    net_socket_dev_t* d = &net_socket_devs[i];
+    memset(d, 0, sizeof(*d));
+    memcpy(d->name, ifs[i].name, sizeof(d->name)); /* same capacity, NUL-terminated */
+    d->addr = ifs[i].addr;
+    net_socket_dev_describe(d);
+    char addr[SOCK_ADDR_STRLEN];
+    size_t used = strlen(line);
+    snprintf(line + used, sizeof(line) - used, " [%d]%s:%s", i, d->name,
+             sock_addr_to_string(&d->addr, addr, sizeof(addr), 0));
+  }
+  NS_INFO(NCCL_INIT | NCCL_NET, "Using%s", line);
+  net_socket_ndevs = n;
+  return ncclSuccess;
+}
+
+ncclResult_t net_socket_devs_init(void) {
+  ncclResult_t res = ncclSuccess;
+  pthread_mutex_lock(&net_socket_devs_lock);
+  if (net_socket_ndevs < 0) res = net_socket_devs_find();
+  pthread_mutex_unlock(&net_socket_devs_lock);
+  return res;
+}
+
+int net_socket_devs_count(void) { return net_socket_ndevs < 0 ? 0 : net_socket_ndevs; }
+
+const net_socket_dev_t* net_socket_dev_get(int dev) {
+  if (dev < 0 || dev >= net_socket_devs_count()) {
+    NS_WARN("device %d does not exist (%d devices)", dev, net_socket_devs_count());
+    return NULL;
+  }
+  return &net_socket_devs[dev];
+}
+
+ncclResult_t net_socket_dev_props(int dev, ncclNetProperties_v12_t* props) {
+  if (!props) return NS_FAIL(ncclInvalidArgument, "getProperties: NULL properties");
+  const net_socket_dev_t* d = net_socket_dev_get(dev);
+  if (!d) return ncclInvalidArgument; /* logged by _get */
+  memset(props, 0, sizeof(*props));
+  props->name = (char*)d->name;
+  props->pciPath = d->pciPath;
+  props->guid = (uint64_t)dev; /* one NIC per interface */
+  props->ptrSupport = NCCL_PTR_HOST;
+  props->regIsGlobal = 1; /* regMr keeps nothing per comm */
+  props->forceFlush = 0;
+  props->speed = d->speed;
+  props->port = 0;
+  props->latency = 0;
+  props->maxComms = 65536;
+  props->maxRecvs = NET_SOCKET_MAX_RECVS;
+  props->netDeviceType = NCCL_NET_DEVICE_HOST;
+  props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+  props->vProps.ndevs = 1;
+  props->vProps.devs[0] = dev;
+  props->maxP2pBytes = MAX_NET_SIZE; /* test() reports sizes as int */
+  props->maxCollBytes = MAX_NET_SIZE;
+  props->maxMultiRequestSize = 1;
+  props->railId = NCCL_NET_ID_UNDEF;
+  props->planeId = NCCL_NET_ID_UNDEF;
+  return ncclSuccess;
+}

@@ -1,0 +1,73 @@
+/* Helper thread: moves the chunks queued on its data sockets (socket s
+ * belongs to helper s % nThreads). Non-blocking sends/receives; when nothing
+ * moves it sleeps in poll() on its busy sockets and its eventfd. */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "net_socket_comm.h"
+#include "net_socket_log.h"
+#include "sock.h"
+
+enum { NET_SOCKET_IDLE = 0, NET_SOCKET_BUSY = 1, NET_SOCKET_BLOCKED = 2, NET_SOCKET_FAILED = 3 };
+
+/* Moves tasks of one socket until it would block or its ring is empty. */
+static int net_socket_helper_socket(net_socket_comm_t* comm, net_socket_data_t* d, int* moved) {
+  uint32_t head = atomic_load_explicit(&d->head, memory_order_relaxed);
+  while (head != atomic_load_explicit(&d->tail, memory_order_acquire)) {
+    net_socket_task_t* t = &d->ring[head % NET_SOCKET_RING];
+    size_t before = d->offset;
+    int rc = comm->isSend ? sock_send_some(d->fd, t->data, t->size, &d->offset)
+                          : sock_recv_some(d->fd, t->data, t->size, &d->offset);
+    if (rc != SOCK_OK) {
+      /* Log only the first failure: once the comm is dead, every socket fails. */
+      if (atomic_load(&comm->error) == ncclSuccess) NS_WARN("data socket: %s", sock_error());
+      net_socket_comm_fail(comm, rc == SOCK_ECLOSED ? ncclRemoteError : ncclSystemError);
+      return NET_SOCKET_FAILED;
+    }
+    if (d->offset != before) *moved = 1;
+    if (d->offset < t->size) return NET_SOCKET_BLOCKED;
+    d->offset = 0;
+    atomic_fetch_sub_explicit(&t->sub->pending, 1, memory_order_release);
+    atomic_store_explicit(&d->head, ++head, memory_order_release);
+  }
+  return NET_SOCKET_IDLE;
+}
+
+void* net_socket_helper_main(void* arg) {
+  net_socket_helper_t* h = arg;
+  net_socket_comm_t* comm = h->comm;
+  struct pollfd pfd[NET_SOCKET_MAX_SOCKS + 1];
+  int state[NET_SOCKET_MAX_SOCKS];
+  int failed = 0;
+  while (!atomic_load(&h->stop)) {
+    int moved = 0, np = 0;
+    for (int s = h->index; s < comm->nSocks && !failed; s += comm->nThreads) {
+      state[s] = net_socket_helper_socket(comm, &comm->data[s], &moved);
+      if (state[s] == NET_SOCKET_FAILED) failed = 1;
+      if (state[s] == NET_SOCKET_BLOCKED)
+        pfd[np++] = (struct pollfd){comm->data[s].fd, comm->isSend ? POLLOUT : POLLIN, 0};
+    }
+    if (moved) continue;
+    if (failed) np = 0; /* a dead comm only waits for stop */
+    /* Nothing moved: sleep until a blocked socket is ready or a task arrives.
+     * `sleeping` is stored before the idle rings are read again (see _push). */
+    atomic_store(&h->sleeping, 1);
+    int fresh = 0;
+    for (int s = h->index; s < comm->nSocks && !failed; s += comm->nThreads)
+      if (state[s] == NET_SOCKET_IDLE &&
+          atomic_load(&comm->data[s].tail) != atomic_load_explicit(&comm->data[s].head, memory_order_relaxed))
+        fresh = 1;
+    if (!fresh && !atomic_load(&h->stop)) {
+      pfd[np++] = (struct pollfd){h->efd, POLLIN, 0};
+      if (poll(pfd, (nfds_t)np, -1) > 0 && (pfd[np - 1].revents & POLLIN)) {
+        uint64_t v;
+        ssize_t n = read(h->efd, &v, sizeof(v));
+        (void)n;
+      }
+    }
+    atomic_store(&h->sleeping, 0);
+  }
+  return NULL;
+}

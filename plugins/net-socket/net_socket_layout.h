@@ -1,0 +1,26 @@
+/* How many helper threads and data sockets a connection gets, by NCCL's
+ * rules: -2 means "detect" (from the NIC vendor: AWS ENA 2 threads x 8
+ * sockets, Google gVNIC 4 x 1, anything else no helper thread: the caller of
+ * test() moves the data on the control socket); at most 16 threads and 64
+ * sockets (sockets per thread shrink to fit). */
+#ifndef NET_SOCKET_LAYOUT_H
+#define NET_SOCKET_LAYOUT_H
+
+#include <stdint.h>
+
+#define NET_SOCKET_MAX_THREADS 16
+#define NET_SOCKET_MAX_SOCKS 64
+#define NET_SOCKET_LAYOUT_AUTO (-2)
+
+typedef struct {
+  int nThreads; /* helper threads; 0 when nSocks is 0 */
+  int nSocks;   /* data sockets, nThreads * sockets per thread */
+  int clamped;  /* a requested value was out of range and was changed */
+} net_socket_layout_t;
+
+/* Detected defaults for a NIC whose PCI vendor id is `vendor` (0: unknown). */
+void net_socket_layout_auto(unsigned vendor, int* nThreads, int* nSocksPerThread);
+
+net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor);
+
+#endif

@@ -1,0 +1,7 @@
+#include "net_socket_log.h"
+
+ncclDebugLogger_t net_socket_logger = NULL;
+
+void net_socket_log_set(ncclDebugLogger_t logger) {
+  if (logger) net_socket_logger = logger;
+}

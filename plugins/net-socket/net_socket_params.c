@@ -1,0 +1,49 @@
+/* Parameter table and mkcclPluginInfo_v1: what mkccl reads before init. */
+#include "net_socket_params.h"
+
+#include "mkccl_plugin_params.h"
+#include "net_socket_log.h"
+
+static const mkcclParamDecl_v1 net_socket_param_decls[] = {
+    {NET_SOCKET_PARAM_IFNAME, MKCCL_PARAM_STRING, "",
+     "Interfaces to use: comma-separated name prefixes, '^' to exclude, '=' for exact names"},
+    {NET_SOCKET_PARAM_FAMILY, MKCCL_PARAM_STRING, "", "Address family of the interfaces: AF_INET or AF_INET6"},
+    {NET_SOCKET_PARAM_NSOCKS, MKCCL_PARAM_INT64, "-2",
+     "Data sockets per helper thread (-2: detect from the NIC vendor; total capped at 64)"},
+    {NET_SOCKET_PARAM_NTHREADS, MKCCL_PARAM_INT64, "-2",
+     "Helper threads per connection, 0..16 (-2: detect; 0: the caller of test moves all data)"},
+    {NET_SOCKET_PARAM_MIN_TASKSIZE, MKCCL_PARAM_INT64, "65536",
+     "Smallest chunk a message is split into across the data sockets (bytes)"},
+    {NET_SOCKET_PARAM_INLINE, MKCCL_PARAM_INT64, "128",
+     "Messages up to this size travel on the control socket with their header (bytes)"},
+    {NET_SOCKET_PARAM_USER_TIMEOUT, MKCCL_PARAM_INT64, "0",
+     "TCP_USER_TIMEOUT of every socket: unacknowledged data older than this kills the connection "
+     "(ms, 0: kernel default)"},
+};
+
+static plugin_params_t net_socket_params = {
+    NULL, net_socket_param_decls, (int)(sizeof(net_socket_param_decls) / sizeof(net_socket_param_decls[0]))};
+
+static void net_socket_params_bind(const mkcclServices_v1* services) {
+  net_socket_params.services = services;
+  if (services && services->log) net_socket_log_set(services->log);
+}
+
+int64_t net_socket_param_int(const char* name) { return plugin_param_int(&net_socket_params, name); }
+
+const char* net_socket_param_str(const char* name) {
+  const char* value = plugin_param_str(&net_socket_params, name);
+  return value ? value : "";
+}
+
+/* The exported symbol shares its name with the type: an asm label names it. */
+__attribute__((visibility("default"))) const mkcclPluginInfo_v1_t net_socket_plugin_info __asm__(
+    MKCCL_PLUGIN_INFO_SYMBOL) = {
+    sizeof(mkcclPluginInfo_v1_t),
+    MKCCL_PLUGIN_ABI_VERSION,
+    "net-socket",
+    "0.1.0",
+    net_socket_param_decls,
+    (int)(sizeof(net_socket_param_decls) / sizeof(net_socket_param_decls[0])),
+    net_socket_params_bind,
+};

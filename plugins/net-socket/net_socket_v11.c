@@ -1,0 +1,50 @@
+/* ncclNetPlugin_v11: what NCCL 2.28 loads. */
+#include "net_socket_entry.h"
+#include "net_socket_log.h"
+#include "net_socket_vprops.h"
+
+static ncclResult_t net_socket_v11_init(void** ctx, uint64_t commId, ncclNetCommConfig_v11_t* config,
+                                        ncclDebugLogger_t logger, ncclProfilerCallback_t profiler) {
+  (void)profiler;
+  NS_CHECK(net_socket_init(logger));
+  return net_socket_ctx_new(commId, config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF, ctx);
+}
+
+static ncclResult_t net_socket_v11_props(int dev, ncclNetProperties_v11_t* props) {
+  ncclNetProperties_v12_t p;
+  if (!props) return NS_FAIL(ncclInvalidArgument, "getProperties: NULL properties");
+  NS_CHECK(net_socket_dev_props(dev, &p));
+  NET_SOCKET_PROPS_V11(props, &p, NCCL_NET_MAX_DEVS_PER_NIC_V11);
+  return ncclSuccess;
+}
+
+static ncclResult_t net_socket_v11_set_attr(void* ctx, ncclNetAttr_v11_t* attr) {
+  (void)ctx; /* hints only: a connection's layout is the listener's */
+  (void)attr;
+  return ncclSuccess;
+}
+
+__attribute__((visibility("default"))) const ncclNet_v11_t ncclNetPlugin_v11 = {
+    .name = NET_SOCKET_NAME,
+    .init = net_socket_v11_init,
+    .devices = net_socket_devices,
+    .getProperties = net_socket_v11_props,
+    .listen = net_socket_e_listen_ctx,
+    .connect = net_socket_e_connect_ctx,
+    .accept = net_socket_e_accept_dev,
+    .regMr = net_socket_reg_mr,
+    .regMrDmaBuf = NULL, /* no DMA-BUF: ptrSupport says host only */
+    .deregMr = net_socket_dereg_mr,
+    .isend = net_socket_e_isend_v10,
+    .irecv = net_socket_e_irecv_v10,
+    .iflush = net_socket_iflush,
+    .test = net_socket_test,
+    .closeSend = net_socket_close_comm,
+    .closeRecv = net_socket_close_comm,
+    .closeListen = net_socket_close_listen,
+    .getDeviceMr = NULL,
+    .irecvConsumed = NULL,
+    .makeVDevice = NULL,
+    .finalize = net_socket_ctx_free,
+    .setNetAttr = net_socket_v11_set_attr,
+};

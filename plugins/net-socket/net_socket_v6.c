@@ -1,0 +1,40 @@
+/* ncclNetPlugin_v6: no device offload at all. */
+#include "net_socket_entry.h"
+#include "net_socket_log.h"
+#include "net_socket_vprops.h"
+
+static ncclResult_t net_socket_v6_props(int dev, ncclNetProperties_v6_t* props) {
+  ncclNetProperties_v12_t p;
+  if (!props) return NS_FAIL(ncclInvalidArgument, "getProperties: NULL properties");
+  NS_CHECK(net_socket_dev_props(dev, &p));
+  NET_SOCKET_PROPS_V6(props, &p);
+  return ncclSuccess;
+}
+
+static ncclResult_t net_socket_v6_connect(int dev, void* handle, void** sendComm) {
+  return net_socket_connect(dev, handle, sendComm, NCCL_NET_TRAFFIC_CLASS_UNDEF);
+}
+
+static ncclResult_t net_socket_v6_accept(void* listenComm, void** recvComm) {
+  return net_socket_accept(listenComm, recvComm);
+}
+
+__attribute__((visibility("default"))) const ncclNet_v6_t ncclNetPlugin_v6 = {
+    .name = NET_SOCKET_NAME,
+    .init = net_socket_init,
+    .devices = net_socket_devices,
+    .getProperties = net_socket_v6_props,
+    .listen = net_socket_e_listen,
+    .connect = net_socket_v6_connect,
+    .accept = net_socket_v6_accept,
+    .regMr = net_socket_e_reg_mr_v6,
+    .regMrDmaBuf = NULL,
+    .deregMr = net_socket_dereg_mr,
+    .isend = net_socket_e_isend_v6,
+    .irecv = net_socket_e_irecv_v6,
+    .iflush = net_socket_iflush,
+    .test = net_socket_test,
+    .closeSend = net_socket_close_comm,
+    .closeRecv = net_socket_close_comm,
+    .closeListen = net_socket_close_listen,
+};

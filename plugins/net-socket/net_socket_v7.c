@@ -1,0 +1,34 @@
+/* ncclNetPlugin_v7: int size in regMr too; no regIsGlobal. */
+#include "net_socket_entry.h"
+#include "net_socket_log.h"
+#include "net_socket_vprops.h"
+
+static ncclResult_t net_socket_v7_props(int dev, ncclNetProperties_v7_t* props) {
+  ncclNetProperties_v12_t p;
+  if (!props) return NS_FAIL(ncclInvalidArgument, "getProperties: NULL properties");
+  NS_CHECK(net_socket_dev_props(dev, &p));
+  NET_SOCKET_PROPS_V7(props, &p);
+  return ncclSuccess;
+}
+
+__attribute__((visibility("default"))) const ncclNet_v7_t ncclNetPlugin_v7 = {
+    .name = NET_SOCKET_NAME,
+    .init = net_socket_init,
+    .devices = net_socket_devices,
+    .getProperties = net_socket_v7_props,
+    .listen = net_socket_e_listen,
+    .connect = net_socket_e_connect_dev,
+    .accept = net_socket_e_accept_dev,
+    .regMr = net_socket_e_reg_mr_v6,
+    .regMrDmaBuf = NULL,
+    .deregMr = net_socket_dereg_mr,
+    .isend = net_socket_e_isend_v6,
+    .irecv = net_socket_e_irecv_v6,
+    .iflush = net_socket_iflush,
+    .test = net_socket_test,
+    .closeSend = net_socket_close_comm,
+    .closeRecv = net_socket_close_comm,
+    .closeListen = net_socket_close_listen,
+    .getDeviceMr = NULL,
+    .irecvConsumed = NULL,
+};

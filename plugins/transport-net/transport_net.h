@@ -1,0 +1,83 @@
+/* transport-net: connections between ranks through the net plugin the core
+ * chose, driven by the proxy thread (seed 003 "Network Transport").
+ *
+ * Each side keeps a staging buffer of MKCCL_STEPS steps in host memory plus
+ * the control words shared with the executor. Send: the executor fills a
+ * slot and publishes size and tail; the proxy isends it and, once the send
+ * completes, frees the slot with head. Recv: the proxy posts irecvs into
+ * free slots, publishes tail as they complete (after an iflush when the data
+ * went to GPU memory and the plugin needs one); the executor consumes and
+ * frees with head, and the proxy tells the plugin (irecvConsumed) when the
+ * plugin asked for it. All step numbers are global to the connection, so an
+ * op never touches a slot an earlier op still holds.
+ *
+ * Point-to-point connections of all channels to one peer share one net comm
+ * pair (NCCL_NET_SHARED_COMMS): tags tell the channels apart, and the proxy
+ * posts their receives together as one grouped irecv (up to maxRecvs). */
+#ifndef TRANSPORT_NET_H
+#define TRANSPORT_NET_H
+
+#include <stdint.h>
+
+#include "net/nccl_net.h"
+#include "transport/mkccl_transport_v1.h"
+
+#define NET_SHARED_MAX 256
+
+/* One net comm shared by the p2p connections of every channel to a peer. */
+typedef struct {
+  int used;
+  int peer, isSend, netDev;
+  void* listenComm; /* recv side, until accepted */
+  void* netComm;
+  int refs;
+} transport_net_shared_t;
+
+typedef struct {
+  const mkcclTransportServices_v1* services;
+  const ncclNet_v12_t* net;
+  void* netContext;
+  int maxRecvs;        /* grouped receives the plugin takes (device 0's properties) */
+  int sharedComms;     /* NCCL_NET_SHARED_COMMS */
+  int forceFlush;      /* MKCCL_NET_FORCE_FLUSH: flush host receives too (tests) */
+  transport_net_shared_t shared[NET_SHARED_MAX];
+} transport_net_ctx_t;
+
+typedef struct {
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  int32_t rank;   /* the listening rank, for logs */
+  int32_t shared; /* 1: no handle, use the comm shared with this peer */
+} transport_net_connect_info_t;
+
+typedef struct {
+  transport_net_ctx_t* ctx;
+  int isSend;
+  int netDev;
+  int peer;
+  int channelId;
+  int tag;               /* the channel: tells shared connections apart */
+  int stepSize;
+  char* buff;            /* MKCCL_STEPS * stepSize */
+  mkcclSendMem_v1* sendMem;
+  mkcclRecvMem_v1* recvMem;
+  void* listenComm;      /* recv side until accepted (unshared) */
+  void* netComm;         /* sendComm or recvComm */
+  transport_net_shared_t* shared; /* non-NULL when netComm is shared */
+  int wantShared;        /* set up as a shared (p2p) connection */
+  int peerShared;        /* the peer said: use the shared comm */
+  void* mhandle;
+  int needFlush;         /* iflush after each receive */
+  int needConsumed;      /* irecvConsumed after the executor consumed */
+  void* consumeReq[MKCCL_STEPS]; /* completed receives awaiting irecvConsumed */
+  uint64_t step;         /* proxy's step counter: next op's base rounds up from here */
+} transport_net_conn_t;
+
+/* Shared comms (transport_net_shared.c). */
+transport_net_shared_t* transport_net_shared_find(transport_net_ctx_t* ctx, int peer, int isSend, int netDev);
+transport_net_shared_t* transport_net_shared_add(transport_net_ctx_t* ctx, int peer, int isSend, int netDev);
+void transport_net_shared_release(transport_net_ctx_t* ctx, transport_net_shared_t* s);
+
+ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op);
+ncclResult_t transport_net_recv_progress(void* tctx, mkcclProxyOp_v1* op);
+
+#endif

@@ -1,0 +1,257 @@
+/* Connection setup: the receiver listens and sends its handle; the sender
+ * connects; both register their staging buffer with the net plugin. A p2p
+ * connection to a peer that already has a shared comm skips the handshake
+ * and uses that comm. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/mkccl_conn_fifo_v1.h"
+#include "transport_net.h"
+
+#define NET_LOG(ctx, level, ...) (ctx)->services->log(level, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__)
+
+static int64_t net_param(const mkcclTransportServices_v1* sv, const char* name, int64_t def) {
+  int64_t v = def;
+  if (sv->paramInt64 && sv->paramInt64(name, &v) != 0) v = def;
+  return v;
+}
+
+static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** out) {
+  transport_net_ctx_t* ctx = calloc(1, sizeof(*ctx));
+  if (!ctx) return ncclSystemError;
+  ctx->services = services;
+  ctx->net = services->net ? services->net(services->ctx, &ctx->netContext) : NULL;
+  ctx->sharedComms = (int)net_param(services, "NCCL_NET_SHARED_COMMS", 1);
+  ctx->forceFlush = (int)net_param(services, "MKCCL_NET_FORCE_FLUSH", 0);
+  ctx->maxRecvs = 1;
+  if (ctx->net) {
+    ncclNetProperties_v12_t props;
+    memset(&props, 0, sizeof(props));
+    if (ctx->net->getProperties(0, &props) == ncclSuccess && props.maxRecvs > 1)
+      ctx->maxRecvs = props.maxRecvs < MKCCL_PROXY_MAX_SUBS ? props.maxRecvs : MKCCL_PROXY_MAX_SUBS;
+  }
+  *out = ctx;
+  return ncclSuccess;
+}
+
+static ncclResult_t net_finalize(void* tctx) {
+  free(tctx);
+  return ncclSuccess;
+}
+
+static ncclResult_t net_can_connect(void* tctx, const mkcclPeer_v1* self, const mkcclPeer_v1* peer, int* ret) {
+  (void)self, (void)peer;
+  transport_net_ctx_t* ctx = tctx;
+  *ret = ctx->net != NULL;
+  return ncclSuccess;
+}
+
+/* Staging buffer and control words, in memory the executor can see. */
+static ncclResult_t net_conn_alloc(transport_net_ctx_t* ctx, const mkcclConnSetup_v1* args, int isSend,
+                                   transport_net_conn_t** out) {
+  const mkcclTransportServices_v1* sv = ctx->services;
+  if (!ctx->net) {
+    NET_LOG(ctx, NCCL_LOG_WARN, "transport-net: no net plugin to connect rank %d", args->peer->rank);
+    return ncclInternalError;
+  }
+  transport_net_conn_t* c = calloc(1, sizeof(*c));
+  if (!c) return ncclSystemError;
+  c->ctx = ctx;
+  c->isSend = isSend;
+  c->netDev = args->self->netDev < 0 ? 0 : args->self->netDev;
+  c->peer = args->peer->rank;
+  c->channelId = args->channelId;
+  c->tag = args->channelId;
+  c->stepSize = args->buffSizes[MKCCL_PROTO_SIMPLE] / MKCCL_STEPS;
+  c->wantShared = ctx->sharedComms && args->connIndex == 1;
+  c->needFlush = ctx->forceFlush;
+  ncclResult_t res = sv->hostAlloc(sv->ctx, (size_t)c->stepSize * MKCCL_STEPS, (void**)&c->buff);
+  if (res != ncclSuccess) goto fail;
+  res = sv->hostAlloc(sv->ctx, sizeof(mkcclSendMem_v1), (void**)&c->sendMem);
+  if (res != ncclSuccess) goto fail_buff;
+  res = sv->hostAlloc(sv->ctx, sizeof(mkcclRecvMem_v1), (void**)&c->recvMem);
+  if (res != ncclSuccess) goto fail_send;
+  conn_fifo_init(c->recvMem->connFifo);
+  *out = c;
+  return ncclSuccess;
+fail_send:
+  sv->hostFree(sv->ctx, c->sendMem);
+fail_buff:
+  sv->hostFree(sv->ctx, c->buff);
+fail:
+  free(c);
+  return res;
+}
+
+static void net_conn_release(transport_net_conn_t* c) {
+  const mkcclTransportServices_v1* sv = c->ctx->services;
+  sv->hostFree(sv->ctx, c->recvMem);
+  sv->hostFree(sv->ctx, c->sendMem);
+  sv->hostFree(sv->ctx, c->buff);
+  free(c);
+}
+
+static ncclResult_t net_send_setup(void* tctx, const mkcclConnSetup_v1* args, void* connectInfo, void** out) {
+  transport_net_conn_t* c;
+  ncclResult_t res = net_conn_alloc(tctx, args, 1, &c);
+  if (res != ncclSuccess) return res;
+  memset(connectInfo, 0, MKCCL_CONNECT_INFO_BYTES);
+  *out = c;
+  return ncclSuccess;
+}
+
+/* Listen, unless a shared comm with this peer exists (or is being made). */
+static ncclResult_t net_recv_setup(void* tctx, const mkcclConnSetup_v1* args, void* connectInfo, void** out) {
+  transport_net_ctx_t* ctx = tctx;
+  transport_net_conn_t* c;
+  ncclResult_t res = net_conn_alloc(ctx, args, 0, &c);
+  if (res != ncclSuccess) return res;
+  transport_net_connect_info_t* info = connectInfo;
+  memset(info, 0, MKCCL_CONNECT_INFO_BYTES);
+  info->rank = args->self->rank;
+  transport_net_shared_t* s = c->wantShared ? transport_net_shared_find(ctx, c->peer, 0, c->netDev) : NULL;
+  if (s) {
+    info->shared = 1;
+    c->shared = s;
+    s->refs++;
+    *out = c;
+    return ncclSuccess;
+  }
+  void** listen = &c->listenComm;
+  if (c->wantShared && (s = transport_net_shared_add(ctx, c->peer, 0, c->netDev)) != NULL) {
+    c->shared = s;
+    s->refs++;
+    listen = &s->listenComm;
+  }
+  res = ctx->net->listen(ctx->netContext, c->netDev, info->handle, listen);
+  if (res != ncclSuccess) {
+    NET_LOG(ctx, NCCL_LOG_WARN, "transport-net: listen on net device %d failed (%d)", c->netDev, res);
+    if (c->shared) transport_net_shared_release(ctx, c->shared);
+    net_conn_release(c);
+    return res;
+  }
+  *out = c;
+  return ncclSuccess;
+}
+
+static ncclResult_t net_register(transport_net_conn_t* c) {
+  const ncclNet_v12_t* net = c->ctx->net;
+  ncclResult_t res = net->regMr(c->netComm, c->buff, (size_t)c->stepSize * MKCCL_STEPS, NCCL_PTR_HOST, &c->mhandle);
+  if (res != ncclSuccess)
+    NET_LOG(c->ctx, NCCL_LOG_WARN, "transport-net: registering %d bytes with the net plugin failed (%d)",
+            c->stepSize * MKCCL_STEPS, res);
+  return res;
+}
+
+static void net_fill_info(transport_net_conn_t* c, mkcclConnInfo_v1* info) {
+  memset(info, 0, sizeof(*info));
+  info->buffs[MKCCL_PROTO_SIMPLE] = c->buff;
+  info->stepSize[MKCCL_PROTO_SIMPLE] = c->stepSize;
+  info->tail = &c->recvMem->tail;
+  info->head = &c->sendMem->head;
+  info->connFifo = c->recvMem->connFifo;
+  info->flags = MKCCL_CONN_PROXY | (c->isSend ? MKCCL_CONN_USE_FIFO : 0);
+}
+
+/* Non-blocking as the net ABI is: ncclInProgress until the peer answered.
+ * A sender told "shared" waits for the first channel to make the comm. */
+static ncclResult_t net_send_connect(void* conn, const void* peerConnectInfo, mkcclConnInfo_v1* info) {
+  transport_net_conn_t* c = conn;
+  transport_net_ctx_t* ctx = c->ctx;
+  if (!c->netComm) {
+    transport_net_connect_info_t peer;
+    memcpy(&peer, peerConnectInfo, sizeof(peer));
+    if (peer.shared) {
+      transport_net_shared_t* s = transport_net_shared_find(ctx, c->peer, 1, c->netDev);
+      if (!s || !s->netComm) return ncclInProgress;
+      c->shared = s;
+      s->refs++;
+      c->netComm = s->netComm;
+    } else {
+      ncclNetDeviceHandle_v12_t* devHandle = NULL;
+      void* comm = NULL;
+      ncclResult_t res = ctx->net->connect(ctx->netContext, c->netDev, peer.handle, &comm, &devHandle);
+      if (res != ncclSuccess) return res;
+      if (!comm) return ncclInProgress;
+      c->netComm = comm;
+      if (c->wantShared) {
+        transport_net_shared_t* s = transport_net_shared_add(ctx, c->peer, 1, c->netDev);
+        if (s) {
+          s->netComm = comm;
+          s->refs = 1;
+          c->shared = s;
+        }
+      }
+    }
+    ncclResult_t res = net_register(c);
+    if (res != ncclSuccess) return res;
+  }
+  net_fill_info(c, info);
+  return ncclSuccess;
+}
+
+static ncclResult_t net_recv_connect(void* conn, const void* peerConnectInfo, mkcclConnInfo_v1* info) {
+  (void)peerConnectInfo;
+  transport_net_conn_t* c = conn;
+  transport_net_ctx_t* ctx = c->ctx;
+  if (!c->netComm) {
+    transport_net_shared_t* s = c->shared;
+    void** listen = s ? &s->listenComm : &c->listenComm;
+    if (s && s->netComm) {
+      c->netComm = s->netComm;
+    } else if (s && !*listen) {
+      return ncclInProgress; /* another channel accepts for us */
+    } else {
+      ncclNetDeviceHandle_v12_t* devHandle = NULL;
+      void* comm = NULL;
+      ncclResult_t res = ctx->net->accept(*listen, &comm, &devHandle);
+      if (res != ncclSuccess) return res;
+      if (!comm) return ncclInProgress;
+      ctx->net->closeListen(*listen);
+      *listen = NULL;
+      c->netComm = comm;
+      if (s) s->netComm = comm;
+      c->needConsumed = (devHandle && devHandle->needsProxyProgress) != 0;
+    }
+    ncclResult_t res = net_register(c);
+    if (res != ncclSuccess) return res;
+  }
+  net_fill_info(c, info);
+  return ncclSuccess;
+}
+
+static ncclResult_t net_free(void* conn) {
+  transport_net_conn_t* c = conn;
+  if (!c) return ncclSuccess;
+  const ncclNet_v12_t* net = c->ctx->net;
+  if (c->mhandle) net->deregMr(c->netComm, c->mhandle);
+  if (c->shared) {
+    transport_net_shared_release(c->ctx, c->shared);
+  } else {
+    if (c->netComm) (c->isSend ? net->closeSend : net->closeRecv)(c->netComm);
+    if (c->listenComm) net->closeListen(c->listenComm);
+  }
+  net_conn_release(c);
+  return ncclSuccess;
+}
+
+static const mkcclParamDecl_v1 transport_net_params[] = {
+    {"NCCL_NET_SHARED_COMMS", MKCCL_PARAM_INT64, "1",
+     "Point-to-point connections of all channels to a peer share one net comm pair (receives grouped)"},
+    {"MKCCL_NET_FORCE_FLUSH", MKCCL_PARAM_INT64, "0", "Flush (iflush) every receive, host buffers included (tests)"},
+};
+
+__attribute__((visibility("default"))) const mkcclTransport_v1 mkcclTransportPlugin_v1 = {
+    .size = sizeof(mkcclTransport_v1),
+    .abiVersion = MKCCL_TRANSPORT_ABI_V1,
+    .name = "net",
+    .init = net_init,
+    .canConnect = net_can_connect,
+    .send = {net_send_setup, net_send_connect, net_free, NULL, NULL, transport_net_send_progress, NULL},
+    .recv = {net_recv_setup, net_recv_connect, net_free, NULL, NULL, transport_net_recv_progress, NULL},
+    .finalize = net_finalize,
+};
+
+__attribute__((visibility("default"))) const mkcclPluginInfo_v1_t mkcclPluginInfo_v1 = {
+    sizeof(mkcclPluginInfo_v1_t), MKCCL_PLUGIN_ABI_VERSION, "transport-net", "0.1.0", transport_net_params,
+    (int)(sizeof(transport_net_params) / sizeof(transport_net_params[0])), NULL};

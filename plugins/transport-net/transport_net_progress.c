@@ -1,0 +1,222 @@
+/* Proxy progress of net connections: the state machines of seed 000
+ * ("Send Proxy Progress", "Receive Proxy Progress") over global steps.
+ *
+ * Receives of subs that share a net comm (and move the same number of
+ * steps) are posted as one grouped irecv; the request lives in the group
+ * leader's slot. A receive goes received -> (flushed) -> transmitted (tail
+ * published) -> done (the executor consumed it; irecvConsumed if asked). */
+#include <string.h>
+
+#include "transport/mkccl_conn_fifo_v1.h"
+#include "transport_net.h"
+
+static uint64_t net_round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
+
+/* The profiler handle of step k of a sub, if the core attached one. */
+static void* net_phandle(mkcclProxySubOp_v1* sub, uint64_t k) {
+  return sub->profilerHandle ? ((void**)sub->profilerHandle)[k % MKCCL_STEPS] : NULL;
+}
+
+/* READY -> PROGRESS: each sub starts at its connection's step, rounded up
+ * to a chunk, exactly as the executor does; receives are grouped. */
+static void net_op_start(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op, int isRecv) {
+  for (int s = 0; s < op->nsubs; s++) {
+    mkcclProxySubOp_v1* sub = &op->subs[s];
+    transport_net_conn_t* c = sub->conn;
+    sub->base = net_round_up(c->step, (uint64_t)op->chunkSteps);
+    c->step = sub->base + sub->nsteps;
+    sub->posted = sub->received = sub->transmitted = sub->done = 0;
+    sub->groupSize = 1;
+  }
+  if (isRecv) {
+    for (int s = 0; s < op->nsubs;) {
+      mkcclProxySubOp_v1* lead = &op->subs[s];
+      transport_net_conn_t* lc = lead->conn;
+      int g = 1;
+      while (s + g < op->nsubs && g < ctx->maxRecvs) {
+        mkcclProxySubOp_v1* sub = &op->subs[s + g];
+        transport_net_conn_t* c = sub->conn;
+        if (!lc->shared || c->netComm != lc->netComm || sub->nsteps != lead->nsteps) break;
+        sub->groupSize = 0; /* a member, not a leader */
+        g++;
+      }
+      lead->groupSize = g;
+      s += g;
+    }
+  }
+  op->done = 0;
+  op->state = MKCCL_PROXY_OP_PROGRESS;
+}
+
+ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
+  transport_net_ctx_t* ctx = tctx;
+  const ncclNet_v12_t* net = ctx->net;
+  if (op->state == MKCCL_PROXY_OP_READY) net_op_start(ctx, op, 0);
+  for (int s = 0; s < op->nsubs; s++) {
+    mkcclProxySubOp_v1* sub = &op->subs[s];
+    if (sub->done == sub->nsteps) continue;
+    transport_net_conn_t* c = sub->conn;
+    mkcclConnFifo_v1* fifo = c->recvMem->connFifo;
+    /* Published by the executor: send it. */
+    while (sub->transmitted < sub->nsteps) {
+      uint64_t step = sub->base + sub->transmitted;
+      int slot = conn_fifo_slot(step);
+      if (!conn_fifo_can_consume(&c->recvMem->tail, step)) break;
+      int64_t size = conn_fifo_size_load(fifo, slot);
+      if (size < 0) break;
+      void* req = NULL;
+      ncclResult_t res = net->isend(c->netComm, c->buff + (size_t)slot * c->stepSize, (size_t)size, c->tag,
+                                    c->mhandle, net_phandle(sub, sub->transmitted), &req);
+      if (res != ncclSuccess) return res;
+      if (!req) break; /* the plugin is busy: try again next round */
+      sub->requests[slot] = req;
+      sub->transmitted += (uint64_t)op->sliceSteps;
+      op->idle = 0;
+    }
+    /* Completed sends free their slot for the executor. */
+    while (sub->done < sub->transmitted) {
+      uint64_t step = sub->base + sub->done;
+      int slot = conn_fifo_slot(step);
+      int done = 0;
+      ncclResult_t res = net->test(sub->requests[slot], &done, NULL);
+      if (res != ncclSuccess) return res;
+      if (!done) break;
+      sub->requests[slot] = NULL;
+      sub->done += (uint64_t)op->sliceSteps;
+      conn_fifo_release(fifo, &c->sendMem->head, step, op->sliceSteps);
+      op->idle = 0;
+      if (sub->done == sub->nsteps) op->done++;
+    }
+  }
+  if (op->done == op->nsubs) op->state = MKCCL_PROXY_OP_DONE;
+  return ncclSuccess;
+}
+
+/* Post the next receive of a group (all members at the same relative step). */
+static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op, mkcclProxySubOp_v1* lead,
+                                  int* posted) {
+  *posted = 0;
+  int g = lead->groupSize;
+  if (lead->posted >= lead->nsteps) return ncclSuccess;
+  /* Receives in flight per sub: min(NCCL_STEPS, SHARED_STEPS / nsubs). */
+  uint64_t maxDepth = (uint64_t)(MKCCL_SHARED_STEPS / op->nsubs < MKCCL_STEPS ? MKCCL_SHARED_STEPS / op->nsubs : MKCCL_STEPS);
+  if (maxDepth < (uint64_t)op->sliceSteps) maxDepth = (uint64_t)op->sliceSteps;
+  if (lead->posted >= lead->done + maxDepth) return ncclSuccess;
+  void* data[MKCCL_PROXY_MAX_SUBS];
+  size_t sizes[MKCCL_PROXY_MAX_SUBS];
+  int tags[MKCCL_PROXY_MAX_SUBS];
+  void* mhandles[MKCCL_PROXY_MAX_SUBS];
+  void* phandles[MKCCL_PROXY_MAX_SUBS];
+  for (int i = 0; i < g; i++) {
+    mkcclProxySubOp_v1* sub = lead + i;
+    transport_net_conn_t* c = sub->conn;
+    uint64_t step = sub->base + sub->posted;
+    if (!conn_fifo_can_produce(&c->sendMem->head, step + (uint64_t)op->sliceSteps - 1)) return ncclSuccess;
+    data[i] = c->buff + (size_t)conn_fifo_slot(step) * c->stepSize;
+    sizes[i] = (size_t)c->stepSize * (size_t)op->sliceSteps;
+    tags[i] = c->tag;
+    mhandles[i] = c->mhandle;
+    phandles[i] = net_phandle(sub, sub->posted);
+  }
+  transport_net_conn_t* lc = lead->conn;
+  void* req = NULL;
+  ncclResult_t res = ctx->net->irecv(lc->netComm, g, data, sizes, tags, mhandles, phandles, &req);
+  if (res != ncclSuccess) return res;
+  if (!req) return ncclSuccess;
+  lead->requests[conn_fifo_slot(lead->base + lead->posted)] = req;
+  for (int i = 0; i < g; i++) lead[i].posted += (uint64_t)op->sliceSteps;
+  *posted = 1;
+  return ncclSuccess;
+}
+
+/* A posted group receive completed: flush if needed, then publish. */
+static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op, mkcclProxySubOp_v1* lead,
+                                      int* progressed) {
+  *progressed = 0;
+  int g = lead->groupSize;
+  transport_net_conn_t* lc = lead->conn;
+  if (lead->received < lead->posted) {
+    int slot = conn_fifo_slot(lead->base + lead->received);
+    int done = 0, sizes[MKCCL_PROXY_MAX_SUBS];
+    ncclResult_t res = ctx->net->test(lead->requests[slot], &done, sizes);
+    if (res != ncclSuccess) return res;
+    if (!done) return ncclSuccess;
+    /* Plugins that want irecvConsumed keep the request until then. */
+    lc->consumeReq[slot] = lc->needConsumed ? lead->requests[slot] : NULL;
+    lead->requests[slot] = NULL;
+    for (int i = 0; i < g; i++) lead[i].received += (uint64_t)op->sliceSteps;
+    if (lc->needFlush && ctx->net->iflush) {
+      void* data[MKCCL_PROXY_MAX_SUBS];
+      void* mhandles[MKCCL_PROXY_MAX_SUBS];
+      for (int i = 0; i < g; i++) {
+        transport_net_conn_t* c = lead[i].conn;
+        data[i] = c->buff + (size_t)slot * c->stepSize;
+        mhandles[i] = c->mhandle;
+      }
+      void* freq = NULL;
+      res = ctx->net->iflush(lc->netComm, g, data, sizes, mhandles, &freq);
+      if (res != ncclSuccess) return res;
+      lead->requests[slot] = freq; /* NULL: nothing to wait for */
+    }
+    *progressed = 1;
+  }
+  /* Flushed (or nothing to flush): the executor may read. */
+  if (lead->transmitted < lead->received) {
+    int slot = conn_fifo_slot(lead->base + lead->transmitted);
+    if (lead->requests[slot]) {
+      int done = 0;
+      ncclResult_t res = ctx->net->test(lead->requests[slot], &done, NULL);
+      if (res != ncclSuccess) return res;
+      if (!done) return ncclSuccess;
+      lead->requests[slot] = NULL;
+    }
+    for (int i = 0; i < g; i++) {
+      mkcclProxySubOp_v1* sub = lead + i;
+      transport_net_conn_t* c = sub->conn;
+      sub->transmitted += (uint64_t)op->sliceSteps;
+      conn_fifo_store(&c->recvMem->tail, sub->base + sub->transmitted);
+    }
+    *progressed = 1;
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t transport_net_recv_progress(void* tctx, mkcclProxyOp_v1* op) {
+  transport_net_ctx_t* ctx = tctx;
+  if (op->state == MKCCL_PROXY_OP_READY) net_op_start(ctx, op, 1);
+  for (int s = 0; s < op->nsubs; s += op->subs[s].groupSize) {
+    mkcclProxySubOp_v1* lead = &op->subs[s];
+    int g = lead->groupSize, moved;
+    if (lead[g - 1].done == lead[g - 1].nsteps && lead->done == lead->nsteps) continue;
+    do {
+      ncclResult_t res = net_recv_post(ctx, op, lead, &moved);
+      if (res != ncclSuccess) return res;
+      if (moved) op->idle = 0;
+    } while (moved);
+    do {
+      ncclResult_t res = net_recv_complete(ctx, op, lead, &moved);
+      if (res != ncclSuccess) return res;
+      if (moved) op->idle = 0;
+    } while (moved);
+    /* The executor consumed them: tell the plugin if it asked; sub done. */
+    for (int i = 0; i < g; i++) {
+      mkcclProxySubOp_v1* sub = lead + i;
+      transport_net_conn_t* c = sub->conn;
+      uint64_t head = conn_fifo_load(&c->sendMem->head);
+      while (sub->done < sub->transmitted && head >= sub->base + sub->done + (uint64_t)op->sliceSteps) {
+        int slot = conn_fifo_slot(sub->base + sub->done);
+        transport_net_conn_t* lc = lead->conn;
+        if (i == 0 && lc->consumeReq[slot] && ctx->net->irecvConsumed) {
+          ncclResult_t res = ctx->net->irecvConsumed(lc->netComm, g, lc->consumeReq[slot]);
+          if (res != ncclSuccess) return res;
+          lc->consumeReq[slot] = NULL;
+        }
+        sub->done += (uint64_t)op->sliceSteps;
+        op->idle = 0;
+        if (sub->done == sub->nsteps) op->done++;
+      }
+    }
+  }
+  if (op->done == op->nsubs) op->state = MKCCL_PROXY_OP_DONE;
+  return ncclSuccess;
+}

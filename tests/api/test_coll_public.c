@@ -1,0 +1,69 @@
+/* Host collectives through the public nccl.h API only, ranks as forked
+ * processes sharing a unique id made before the fork: every collective,
+ * every type and op (with PreMulSum), counts 0, 1, odd and a few MB, roots
+ * other than 0, in place and out of place; then 1000 back-to-back small
+ * collectives, two communicators used alternately, and a ring of
+ * Send/Recv inside a group. Every element of every result is checked.
+ *
+ *   test_coll_public N [quick]     (transports follow the environment:
+ *                                   NCCL_SHM_DISABLE=1 forces the net) */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "coll_cases.h"
+#include "nccl.h"
+#include "ranks.h"
+
+static int quick;
+static ncclUniqueId ids[2];
+
+static int rank_main(int rank, int n, void* arg) {
+  (void)arg;
+  ncclComm_t comm, comm2;
+  CHECK_NCCL(ncclCommInitRank(&comm, n, ids[0], rank));
+  int cnt;
+  CHECK_NCCL(ncclCommCount(comm, &cnt));
+  CHECK_EQ_INT(cnt, n);
+  long wrong = coll_matrix_run(comm, rank, n, quick, &coll_mem_host, NULL);
+  CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
+
+  /* 1000 back-to-back small collectives. */
+  int64_t v = rank, sum = 0;
+  for (int i = 0; i < 1000; i++) {
+    CHECK_NCCL(ncclAllReduce(&v, &sum, 1, ncclInt64, ncclSum, comm, NULL));
+    CHECK_EQ_INT(sum, (int64_t)n * (n - 1) / 2);
+  }
+  /* Two communicators used alternately. */
+  CHECK_NCCL(ncclCommInitRank(&comm2, n, ids[1], n - 1 - rank));
+  for (int i = 0; i < 50; i++) {
+    int32_t a = rank + i, b = 0;
+    CHECK_NCCL(ncclAllReduce(&a, &b, 1, ncclInt32, ncclMax, i % 2 ? comm2 : comm, NULL));
+    CHECK_EQ_INT(b, n - 1 + i);
+  }
+  /* A ring of Send/Recv inside a group, several messages per peer. */
+  int32_t out[3] = {rank, rank * 10, rank * 100}, in[3] = {-1, -1, -1};
+  CHECK_NCCL(ncclGroupStart());
+  for (int m = 0; m < 3; m++) {
+    CHECK_NCCL(ncclSend(&out[m], 1, ncclInt32, (rank + 1) % n, comm, NULL));
+    CHECK_NCCL(ncclRecv(&in[m], 1, ncclInt32, (rank - 1 + n) % n, comm, NULL));
+  }
+  CHECK_NCCL(ncclGroupEnd());
+  int prev = (rank - 1 + n) % n;
+  CHECK(in[0] == prev && in[1] == prev * 10 && in[2] == prev * 100);
+  CHECK_NCCL(ncclCommDestroy(comm2));
+  CHECK_NCCL(ncclCommDestroy(comm));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 2;
+  quick = argc > 2 && strcmp(argv[2], "quick") == 0;
+  CHECK_NCCL(ncclGetUniqueId(&ids[0]));
+  CHECK_NCCL(ncclGetUniqueId(&ids[1]));
+  CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 900), 0);
+  return 0;
+}

@@ -1,0 +1,67 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ranks.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+void* ranks_shared_alloc(unsigned long bytes) {
+  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
+  pid_t pids[256];
+  if (nranks < 1 || nranks > 256) return -1;
+  fflush(stdout);
+  fflush(stderr);
+  for (int r = 0; r < nranks; r++) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+      int rc = fn(r, nranks, arg);
+      fflush(stdout);
+      fflush(stderr);
+      _exit(rc == 0 ? 0 : 1);
+    }
+    pids[r] = pid;
+  }
+  int failed = 0, left = nranks;
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  while (left > 0) {
+    int status;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (int r = 0; r < nranks; r++)
+        if (pids[r] == pid) {
+          pids[r] = 0;
+          left--;
+          if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "rank %d failed (%s %d)\n", r, WIFEXITED(status) ? "exit" : "signal",
+                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            failed = 1;
+          }
+        }
+      continue;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - start.tv_sec > timeoutSec) {
+      fprintf(stderr, "ranks_run: timeout after %d s, killing %d rank(s)\n", timeoutSec, left);
+      for (int r = 0; r < nranks; r++)
+        if (pids[r]) kill(pids[r], SIGKILL);
+      while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
+      }
+      return -1;
+    }
+    usleep(2000);
+  }
+  return failed ? -1 : 0;
+}

@@ -1,0 +1,16 @@
+/* Multi-rank tests run ranks as real processes: ranks_run forks n children,
+ * each runs fn(rank, n, arg) and exits with its return value; the parent
+ * waits (killing all after timeoutSec) and returns 0 only if every rank
+ * returned 0. Shared setup (a unique id, say) goes in `arg` before the call:
+ * children inherit it. */
+#ifndef MKCCL_TESTS_RANKS_H
+#define MKCCL_TESTS_RANKS_H
+
+typedef int (*rank_fn)(int rank, int nranks, void* arg);
+
+int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec);
+
+/* Anonymous shared memory visible to all forked ranks (for results). */
+void* ranks_shared_alloc(unsigned long bytes);
+
+#endif

@@ -1,0 +1,157 @@
+/* GPU collectives through the public API (needs GPUs; skipped without).
+ *
+ *   test_gpu_coll proc N [quick]    N processes, rank r on GPU r % ndev
+ *   test_gpu_coll thread N [quick]  one process, ncclCommInitAll over N GPUs,
+ *                                   every call inside a group over all ranks
+ *
+ * Every collective, type and op (PreMulSum too), counts 0/1/odd/large, roots,
+ * in place: the same matrix as the host test (tests/common/coll_cases.c).
+ * Transports follow the environment (NCCL_P2P_DISABLE=1: SHM; plus
+ * NCCL_SHM_DISABLE=1: NET). Exit 77: skipped. */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "coll_cases.h"
+#include "nccl.h"
+#include "ranks.h"
+
+#define CUDA_CHECK(call)                                                                      \
+  do {                                                                                        \
+    cudaError_t e_ = (call);                                                                  \
+    CHECK_MSG(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));                    \
+  } while (0)
+
+static void* dev_alloc(size_t b) {
+  void* p = NULL;
+  CUDA_CHECK(cudaMalloc(&p, b ? b : 1));
+  CUDA_CHECK(cudaMemset(p, 0, b ? b : 1));
+  return p;
+}
+static void dev_free(void* p) { CUDA_CHECK(cudaFree(p)); }
+static void dev_copy(void* d, const void* s, size_t b) {
+  if (b) CUDA_CHECK(cudaMemcpy(d, s, b, cudaMemcpyDefault));
+}
+static void dev_sync(void* stream) { CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)stream)); }
+static const coll_mem_t mem_gpu = {dev_alloc, dev_free, dev_copy, dev_copy, dev_sync};
+
+static int quick, ndev;
+static ncclUniqueId id;
+
+static int proc_main(int rank, int n, void* arg) {
+  (void)arg;
+  CUDA_CHECK(cudaSetDevice(rank % ndev));
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  ncclComm_t comm;
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  int dev = -1;
+  CHECK_NCCL(ncclCommCuDevice(comm, &dev));
+  CHECK_EQ_INT(dev, rank % ndev);
+  long wrong = coll_matrix_run(comm, rank, n, quick, &mem_gpu, stream);
+  CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
+  /* Back-to-back small collectives without waiting in between. */
+  float* d = dev_alloc(sizeof(float) * 4);
+  float one[4] = {1, 1, 1, 1}, out[4];
+  dev_copy(d, one, sizeof(one));
+  for (int i = 0; i < 200; i++) CHECK_NCCL(ncclAllReduce(d, d, 4, ncclFloat, ncclMax, comm, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  dev_copy(out, d, sizeof(out));
+  CHECK(out[0] == 1 && out[3] == 1);
+  dev_free(d);
+  CHECK_NCCL(ncclCommDestroy(comm));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return 0;
+}
+
+/* One thread, N GPUs: each case prepared per rank, launched in one group. */
+static int thread_main(int n) {
+  CHECK(n >= 1 && n <= 16);
+  ncclComm_t comms[16];
+  cudaStream_t streams[16];
+  int devs[16] = {0};
+  for (int r = 0; r < n; r++) devs[r] = r % ndev; /* ranks share GPUs only with MKCCL_ALLOW_SAME_GPU */
+  CHECK_NCCL(ncclCommInitAll(comms, n, devs));
+  if (getenv("TEST_GPU_VERBOSE")) fprintf(stderr, "initialized %d ranks\n", n);
+  for (int r = 0; r < n; r++) {
+    CUDA_CHECK(cudaSetDevice(devs[r]));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+  }
+  long wrong = 0;
+  const size_t counts[] = {0, 1, 7, 1000003};
+  for (int coll = 0; coll < C_N; coll++)
+    for (int type = 0; type < ncclNumTypes; type++)
+      for (int op = 0; op < (coll_reduces(coll) ? 6 : 1); op++)
+        for (int k = 0; k < 4; k++) {
+          if (k == 3 && type != ncclFloat32) continue;
+          if (quick && op > 0 && op != 4) continue;
+          coll_case_t c = {coll, type, op, coll_rooted(coll) ? n - 1 : 0, (k + type) % 2, counts[k]};
+          coll_run_t runs[16];
+          for (int r = 0; r < n; r++) {
+            CUDA_CHECK(cudaSetDevice(devs[r]));
+            coll_case_prepare(&runs[r], &c, comms[r], r, n, &mem_gpu, streams[r]);
+          }
+          if (getenv("TEST_GPU_VERBOSE"))
+            fprintf(stderr, "case %s type %d op %d count %zu\n", coll_name(coll), type, op, counts[k]);
+          int group = !getenv("TEST_GPU_NOGROUP"); /* GPU launches return at once: a group is not needed */
+          if (group) CHECK_NCCL(ncclGroupStart());
+          for (int r = 0; r < n; r++) CHECK_NCCL(coll_case_launch(&runs[r]));
+          if (group) CHECK_NCCL(ncclGroupEnd());
+          if (getenv("TEST_GPU_VERBOSE")) {
+            fprintf(stderr, "launched\n");
+            for (int q = 0; q < 3; q++) {
+              for (int r = 0; r < n; r++) fprintf(stderr, "stream %d: %s; ", r, cudaGetErrorString(cudaStreamQuery(streams[r])));
+              fprintf(stderr, "\n");
+              sleep(1);
+            }
+          }
+          for (int r = 0; r < n; r++) {
+            CUDA_CHECK(cudaSetDevice(devs[r]));
+            wrong += coll_case_check(&runs[r]);
+          }
+        }
+  CHECK_MSG(wrong == 0, "%ld wrong elements", wrong);
+  for (int r = 0; r < n; r++) CHECK_NCCL(ncclCommDestroy(comms[r]));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: test_gpu_coll proc|thread N [quick]\n");
+    return 2;
+  }
+  int n = atoi(argv[2]);
+  quick = argc > 3 && !strcmp(argv[3], "quick");
+  /* Count the GPUs in a child, so the parent forks with CUDA untouched. */
+  int* shared = ranks_shared_alloc(sizeof(int));
+  pid_t pid = fork();
+  if (pid == 0) {
+    int c = 0;
+    if (cudaGetDeviceCount(&c) != cudaSuccess) c = 0;
+    *shared = c;
+    _exit(0);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  ndev = *shared;
+  if (ndev < 1) {
+    printf("test_gpu_coll: skipped: no CUDA device\n");
+    return 77;
+  }
+  alarm(280); /* a hang becomes a failure */
+  if (!strcmp(argv[1], "thread")) {
+    if (ndev < n && !getenv("MKCCL_ALLOW_SAME_GPU")) {
+      printf("test_gpu_coll: skipped: %d GPUs, thread mode needs %d\n", ndev, n);
+      return 77;
+    }
+    return thread_main(n);
+  }
+  CHECK_NCCL(ncclGetUniqueId(&id));
+  CHECK_EQ_INT(ranks_run(n, proc_main, NULL, 1200), 0);
+  return 0;
+}

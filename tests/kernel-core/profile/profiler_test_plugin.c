@@ -1,0 +1,138 @@
+/* A recording profiler for tests, one source for every ABI version:
+ * compiled with TEST_PROFILER_VERSION=1..6 it exports ncclProfiler_v<N>
+ * and test_profiler_report(). The mask comes from MKCCL_TEST_PROFILER_MASK
+ * (default all events). Test code: one communicator at a time, reads the
+ * environment directly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/nccl_profiler.h"
+#include "profiler_test_record.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define V TEST_PROFILER_VERSION
+
+static test_report_t report = {V, 0, 0, 0, 0, {{0}}};
+static int calls;
+
+EXPORT test_report_t* test_profiler_report(void) { return &report; }
+
+static int rec_index(void* h) {
+  if (!h) return -1;
+  test_rec_t* r = h;
+  if (r < report.recs || r >= report.recs + report.n) return -2;
+  return (int)(r - report.recs);
+}
+
+static ncclResult_t rec_init(void** ctx, int* mask) {
+  const char* m = getenv("MKCCL_TEST_PROFILER_MASK");
+  *mask = m ? (int)strtol(m, NULL, 0) : 0x7fff;
+  *ctx = &report;
+  report.inits++;
+  return ncclSuccess;
+}
+
+static ncclResult_t rec_stop(void* h) {
+  int i = rec_index(h);
+  if (i < 0 || report.recs[i].stopped) report.badStops++;
+  else report.recs[i].stopped++, report.recs[i].stoppedAt = calls++;
+  return ncclSuccess;
+}
+
+static ncclResult_t rec_finalize(void* ctx) {
+  (void)ctx;
+  report.finalizes++;
+  return ncclSuccess;
+}
+
+/* Version-independent part of startEvent: the descriptor's common head. */
+static test_rec_t* rec_new(uint64_t type, void* parent) {
+  if (report.n == TEST_REC_MAX) return NULL;
+  test_rec_t* r = &report.recs[report.n++];
+  memset(r, 0, sizeof(*r));
+  r->type = type;
+  r->parent = rec_index(parent);
+  r->startedAt = calls++;
+  return r;
+}
+
+#define REC_STATE(ArgsT)                                                          \
+  static ncclResult_t rec_state(void* h, ncclProfilerEventState_t s, ArgsT* a) { \
+    (void)a;                                                                      \
+    int i = rec_index(h);                                                         \
+    if (i < 0) report.badStops++;                                                 \
+    else if (report.recs[i].nStates < TEST_REC_STATES)                            \
+      report.recs[i].states[report.recs[i].nStates++] = (int)s;                   \
+    return ncclSuccess;                                                           \
+  }
+
+#if V == 1
+REC_STATE(ncclProfilerEventStateArgs_v1_t)
+static ncclResult_t rec_start(void* ctx, void** h, ncclProfilerEventDescr_v1_t* d) {
+  (void)ctx;
+  test_rec_t* r = rec_new(d->type, d->parentObj);
+  if (r && d->type == ncclProfileColl) r->funcCode = d->coll.func;
+  if (r && d->type == ncclProfileP2p) r->funcCode = d->p2p.func;
+  if (r && d->type == ncclProfileProxyStep) r->step = d->proxyStep.step;
+  if (r && d->type == ncclProfileProxyOp) r->isSend = d->proxyOp.isSend;
+  *h = r;
+  return ncclSuccess;
+}
+EXPORT const ncclProfiler_v1_t ncclProfiler_v1 = {"test-v1", rec_init, rec_start, rec_stop, rec_state, rec_finalize};
+#else
+#if V == 2
+#define DESCR ncclProfilerEventDescr_v2_t
+REC_STATE(ncclProfilerEventStateArgs_v2_t)
+#elif V == 3
+#define DESCR ncclProfilerEventDescr_v3_t
+REC_STATE(ncclProfilerEventStateArgs_v3_t)
+#elif V == 4
+#define DESCR ncclProfilerEventDescr_v4_t
+REC_STATE(ncclProfilerEventStateArgs_v4_t)
+#elif V == 5
+#define DESCR ncclProfilerEventDescr_v5_t
+REC_STATE(ncclProfilerEventStateArgs_v5_t)
+#else
+#define DESCR ncclProfilerEventDescr_v6_t
+REC_STATE(ncclProfilerEventStateArgs_v6_t)
+#endif
+static ncclResult_t rec_start(void* ctx, void** h, DESCR* d) {
+  (void)ctx;
+  test_rec_t* r = rec_new(d->type, d->parentObj);
+  if (r && d->type == ncclProfileColl) r->func = d->coll.func;
+  if (r && d->type == ncclProfileP2p) r->func = d->p2p.func;
+  if (r && d->type == ncclProfileProxyStep) r->step = d->proxyStep.step;
+  if (r && d->type == ncclProfileProxyOp) r->isSend = d->proxyOp.isSend;
+#if V >= 3
+  if (r && d->type == ncclProfileNetPlugin) r->netId = d->netPlugin.id;
+#endif
+  *h = r;
+  return ncclSuccess;
+}
+#if V == 2
+EXPORT const ncclProfiler_v2_t ncclProfiler_v2 = {"test-v2", rec_init, rec_start, rec_stop, rec_state, rec_finalize};
+#elif V == 3
+EXPORT const ncclProfiler_v3_t ncclProfiler_v3 = {"test-v3", rec_init, rec_start, rec_stop, rec_state, rec_finalize};
+#elif V == 4
+static ncclResult_t rec_init_v4(void** ctx, int* mask, const char* name, uint64_t hash, int nNodes, int nRanks,
+                                int rank, ncclDebugLogger_t log) {
+  (void)name, (void)hash, (void)nNodes, (void)nRanks, (void)rank, (void)log;
+  return rec_init(ctx, mask);
+}
+EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {"test-v4", rec_init_v4, rec_start, rec_stop, rec_state,
+                                                  rec_finalize};
+#else
+static ncclResult_t rec_init_v5(void** ctx, uint64_t id, int* mask, const char* name, int nNodes, int nRanks, int rank,
+                                ncclDebugLogger_t log) {
+  (void)id, (void)name, (void)nNodes, (void)nRanks, (void)rank, (void)log;
+  return rec_init(ctx, mask);
+}
+#if V == 5
+EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {"test-v5", rec_init_v5, rec_start, rec_stop, rec_state,
+                                                  rec_finalize};
+#else
+EXPORT const ncclProfiler_v6_t ncclProfiler_v6 = {"test-v6", rec_init_v5, rec_start, rec_stop, rec_state,
+                                                  rec_finalize};
+#endif
+#endif
+#endif

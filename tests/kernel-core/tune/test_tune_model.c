@@ -1,0 +1,148 @@
+/* The cost model: tree for small and ring for large AllReduce across
+ * nodes, with one crossover; ring everywhere inside one node; LL for small
+ * and Simple for large; predicted times grow with size; LL128 only with a
+ * GPU; tree only for AllReduce. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "tune/tune.h"
+
+#define SIZES 31 /* 8 B .. 8 GiB */
+
+static size_t size_of(int i) { return (size_t)8 << i; }
+
+/* Decisions for AllReduce over the size sweep; returns how many times the
+ * algorithm changes and checks the time never decreases. */
+static int sweep(tune_ctx_t* ctx, int func, int* algos, int* protos) {
+  int changes = 0;
+  float last = 0;
+  for (int i = 0; i < SIZES; i++) {
+    tune_choice_t c;
+    CHECK_NCCL(tune_decide(ctx, func, size_of(i), 4, NULL, &c));
+    algos[i] = c.algo;
+    protos[i] = c.proto;
+    CHECK_MSG(c.predictedUs >= last, "time went down at %zu bytes: %f < %f", size_of(i), c.predictedUs, last);
+    CHECK(c.nChannels >= 1 && c.nChannels <= 4);
+    last = c.predictedUs;
+    if (i && algos[i] != algos[i - 1]) changes++;
+  }
+  return changes;
+}
+
+/* For each protocol, tree vs ring costs cross at most once, tree first. */
+static void check_per_protocol_monotonic(tune_ctx_t* ctx) {
+  for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) {
+    int ringWon = 0;
+    for (int i = 0; i < SIZES; i++) {
+      float t[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+      int nc;
+      tune_request_t req = {ncclFuncAllReduce, size_of(i), 4, 1, 0, 0, NULL};
+      CHECK_NCCL(tune_table(ctx, &req, t, &nc));
+      if (t[NCCL_ALGO_RING][p] < 0) continue;
+      int ring = t[NCCL_ALGO_RING][p] < t[NCCL_ALGO_TREE][p];
+      CHECK_MSG(!(ringWon && !ring), "%s: tree wins again at %zu bytes", tune_proto_name(p), size_of(i));
+      ringWon |= ring;
+    }
+  }
+}
+
+static void test_multi_node_crossover(int nNodes, int rpn, int expectChanges) {
+  tune_topo_t topo;
+  tune_topo_default(&topo, nNodes * rpn, nNodes);
+  topo.intraLink = NCCL_HW_NVLINK;
+  topo.intraBw = 100.0;
+  topo.interBw = 12.0;
+  tune_ctx_t* ctx = NULL;
+  CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
+  int algos[SIZES], protos[SIZES];
+  int changes = sweep(ctx, ncclFuncAllReduce, algos, protos);
+  CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "%d nodes: 8 B uses %s", nNodes, tune_algo_name(algos[0]));
+  CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "%d nodes: 8 GiB uses %s", nNodes, tune_algo_name(algos[SIZES - 1]));
+  CHECK(changes >= 1);
+  if (expectChanges) CHECK_EQ_INT(changes, expectChanges); /* one crossover, tree below, ring above */
+  check_per_protocol_monotonic(ctx);
+  CHECK_EQ_INT(protos[0], NCCL_PROTO_LL);
+  CHECK_EQ_INT(protos[SIZES - 1], NCCL_PROTO_SIMPLE);
+  int protoChanges = 0;
+  for (int i = 1; i < SIZES; i++) protoChanges += protos[i] != protos[i - 1] && protos[i] == NCCL_PROTO_LL;
+  CHECK_EQ_INT(protoChanges, 0); /* never back to LL once Simple */
+  tune_ctx_destroy(ctx);
+}
+
+static void test_single_node_ring(void) {
+  tune_topo_t topo;
+  tune_topo_default(&topo, 8, 1);
+  tune_ctx_t* ctx = NULL;
+  CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
+  int algos[SIZES], protos[SIZES];
+  sweep(ctx, ncclFuncAllReduce, algos, protos);
+  for (int i = 0; i < SIZES; i++) CHECK_EQ_INT(algos[i], NCCL_ALGO_RING);
+  tune_ctx_destroy(ctx);
+}
+
+static void test_table_shape(void) {
+  tune_topo_t topo;
+  tune_topo_default(&topo, 16, 2);
+  ncclTunerConstants_v5_t c;
+  tune_model_constants(&topo, &c);
+  float t[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  tune_model_table(&topo, &c, ncclFuncAllReduce, 1 << 20, 2, 4, t);
+  CHECK(t[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] > 0 && t[NCCL_ALGO_TREE][NCCL_PROTO_LL] > 0);
+  CHECK(t[NCCL_ALGO_RING][NCCL_PROTO_LL128] < 0); /* no GPU */
+  for (int a = NCCL_ALGO_COLLNET_DIRECT; a < NCCL_NUM_ALGORITHMS; a++)
+    for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) CHECK(t[a][p] < 0);
+  tune_model_table(&topo, &c, ncclFuncAllGather, 1 << 20, 2, 4, t);
+  CHECK(t[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] < 0 && t[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] > 0);
+  topo.gpu = 1;
+  tune_model_constants(&topo, &c);
+  tune_model_table(&topo, &c, ncclFuncAllReduce, 1 << 20, 2, 4, t);
+  CHECK(t[NCCL_ALGO_RING][NCCL_PROTO_LL128] > 0);
+  /* More channels: never slower for a large message. */
+  float one[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  tune_model_table(&topo, &c, ncclFuncAllReduce, 64 << 20, 1, 4, one);
+  tune_model_table(&topo, &c, ncclFuncAllReduce, 64 << 20, 4, 4, t);
+  CHECK(t[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] < one[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE]);
+  /* A measured latency replaces the Simple hop latency. */
+  topo.interLatUs = 28.0;
+  tune_model_constants(&topo, &c);
+  CHECK(c.hwLatencies[NCCL_HW_NET][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] == 28.0);
+}
+
+static void test_executor_support(void) {
+  /* Executors with ring/Simple only: every decision is ring/Simple. */
+  int sup[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] = {{0}};
+  sup[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
+  tune_topo_t topo;
+  tune_topo_default(&topo, 32, 4);
+  tune_ctx_t* ctx = NULL;
+  CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
+  for (int i = 0; i < SIZES; i += 5) {
+    tune_choice_t c;
+    CHECK_NCCL(tune_decide(ctx, ncclFuncAllReduce, size_of(i), 2, (const int(*)[NCCL_NUM_PROTOCOLS])sup, &c));
+    CHECK_EQ_INT(c.algo, NCCL_ALGO_RING);
+    CHECK_EQ_INT(c.proto, NCCL_PROTO_SIMPLE);
+    CHECK(c.predictedUs > 0);
+  }
+  /* Nothing supported: an error, not a guess. */
+  memset(sup, 0, sizeof(sup));
+  tune_choice_t c = {-7, -7, 0, 0, 0, 0};
+  CHECK(tune_decide(ctx, ncclFuncAllReduce, 1024, 2, (const int(*)[NCCL_NUM_PROTOCOLS])sup, &c) == ncclInvalidUsage);
+  CHECK_EQ_INT(c.algo, -7); /* outputs untouched on failure */
+  tune_ctx_destroy(ctx);
+}
+
+int main(void) {
+  unsetenv("NCCL_ALGO");
+  unsetenv("NCCL_PROTO");
+  unsetenv("NCCL_TUNER_PLUGIN");
+  test_multi_node_crossover(4, 8, 1);
+  test_multi_node_crossover(16, 8, 1);
+  /* Small shapes may switch back and forth as the protocol changes; each
+   * protocol alone still crosses once. */
+  test_multi_node_crossover(2, 4, 0);
+  test_single_node_ring();
+  test_table_shape();
+  test_executor_support();
+  printf("test_tune_model: OK\n");
+  return 0;
+}

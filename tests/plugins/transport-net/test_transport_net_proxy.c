@@ -1,0 +1,330 @@
+/* transport-net's proxy state machine against a scripted fake net plugin
+ * (in process): connect handshakes that take several calls, a plugin that
+ * is sometimes busy (NULL requests), completions after several tests,
+ * grouped receives on shared comms, iflush, irecvConsumed, and errors from
+ * test. The executor is simulated step by step on both sides and every
+ * byte is checked. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "net/nccl_net.h"
+#include "transport/mkccl_conn_fifo_v1.h"
+#include "transport/mkccl_transport_v1.h"
+
+/* ---- the fake net: messages queued per (comm pair, tag) ---------------- */
+#define MAXMSG 256
+typedef struct {
+  int tag;
+  size_t size;
+  char data[4096];
+} msg_t;
+typedef struct {
+  msg_t q[MAXMSG];
+  int head, tail;
+} wire_t;
+static wire_t wire;
+static int connectCalls, acceptCalls, busyEvery, testDelay, failAfter, tests;
+static int irecvCalls, groupedIrecvs, iflushCalls, consumedCalls, consumedGroups;
+static ncclNetDeviceHandle_v12_t offloadHandle;
+static int askConsumed;
+
+typedef struct {
+  int kind; /* 0 send, 1 recv, 2 flush */
+  int n;
+  void* data[8];
+  size_t sizes[8];
+  int tags[8];
+  int polls;
+  int got[8];
+} req_t;
+
+static ncclResult_t f_init(void** ctx, uint64_t id, ncclNetCommConfig_v12_t* c, ncclDebugLogger_t l, ncclProfilerCallback_t p) {
+  (void)id, (void)c, (void)l, (void)p;
+  *ctx = (void*)1;
+  return ncclSuccess;
+}
+static ncclResult_t f_devices(int* n) { *n = 1; return ncclSuccess; }
+static ncclResult_t f_props(int dev, ncclNetProperties_v12_t* p) {
+  (void)dev;
+  memset(p, 0, sizeof(*p));
+  p->name = "fake";
+  p->maxRecvs = 8;
+  p->ptrSupport = NCCL_PTR_HOST;
+  return ncclSuccess;
+}
+static ncclResult_t f_listen(void* ctx, int dev, void* handle, void** listen) {
+  (void)ctx, (void)dev;
+  memset(handle, 0x5a, 8);
+  *listen = malloc(1);
+  return ncclSuccess;
+}
+/* Comms come up on the third call. */
+static ncclResult_t f_connect(void* ctx, int dev, void* handle, void** comm, ncclNetDeviceHandle_v12_t** dh) {
+  (void)ctx, (void)dev, (void)handle, (void)dh;
+  *comm = ++connectCalls % 3 == 0 ? malloc(1) : NULL;
+  return ncclSuccess;
+}
+static ncclResult_t f_accept(void* listen, void** comm, ncclNetDeviceHandle_v12_t** dh) {
+  (void)listen;
+  *comm = ++acceptCalls % 3 == 0 ? malloc(1) : NULL;
+  if (*comm && askConsumed && dh) *dh = &offloadHandle;
+  return ncclSuccess;
+}
+static ncclResult_t f_regmr(void* c, void* d, size_t s, int t, void** mh) { (void)c, (void)d, (void)s, (void)t; *mh = (void*)2; return ncclSuccess; }
+static ncclResult_t f_deregmr(void* c, void* mh) { (void)c, (void)mh; return ncclSuccess; }
+static int busy(void) { static int k; return busyEvery && ++k % busyEvery == 0; }
+static ncclResult_t f_isend(void* comm, void* data, size_t size, int tag, void* mh, void* ph, void** request) {
+  (void)comm, (void)mh, (void)ph;
+  *request = NULL;
+  if (busy()) return ncclSuccess;
+  CHECK(size <= 4096);
+  msg_t* m = &wire.q[wire.tail++ % MAXMSG];
+  m->tag = tag;
+  m->size = size;
+  memcpy(m->data, data, size);
+  req_t* r = calloc(1, sizeof(*r));
+  *request = r;
+  return ncclSuccess;
+}
+static ncclResult_t f_irecv(void* comm, int n, void** data, size_t* sizes, int* tags, void** mh, void** ph, void** request) {
+  (void)comm, (void)mh, (void)ph;
+  *request = NULL;
+  if (busy()) return ncclSuccess;
+  CHECK(n >= 1 && n <= 8);
+  irecvCalls++;
+  if (n > 1) groupedIrecvs++;
+  req_t* r = calloc(1, sizeof(*r));
+  r->kind = 1;
+  r->n = n;
+  for (int i = 0; i < n; i++) r->data[i] = data[i], r->sizes[i] = sizes[i], r->tags[i] = tags[i];
+  *request = r;
+  return ncclSuccess;
+}
+static ncclResult_t f_iflush(void* comm, int n, void** data, int* sizes, void** mh, void** request) {
+  (void)comm, (void)n, (void)data, (void)sizes, (void)mh;
+  iflushCalls++;
+  req_t* r = calloc(1, sizeof(*r));
+  r->kind = 2;
+  *request = r;
+  return ncclSuccess;
+}
+/* Receives match queued messages of their tag, oldest first. */
+static ncclResult_t f_test(void* request, int* done, int* sizes) {
+  req_t* r = request;
+  if (failAfter && ++tests > failAfter) return ncclSystemError;
+  *done = 0;
+  if (++r->polls <= testDelay) return ncclSuccess;
+  if (r->kind == 1) {
+    for (int i = 0; i < r->n; i++) {
+      if (r->got[i]) continue;
+      for (int k = wire.head; k < wire.tail; k++) {
+        msg_t* m = &wire.q[k % MAXMSG];
+        if (m->size == (size_t)-1 || m->tag != r->tags[i]) continue;
+        CHECK(m->size <= r->sizes[i]);
+        memcpy(r->data[i], m->data, m->size);
+        r->sizes[i] = m->size;
+        r->got[i] = 1;
+        m->size = (size_t)-1;
+        break;
+      }
+      if (!r->got[i]) return ncclSuccess;
+    }
+    while (wire.head < wire.tail && wire.q[wire.head % MAXMSG].size == (size_t)-1) wire.head++;
+    if (sizes)
+      for (int i = 0; i < r->n; i++) sizes[i] = (int)r->sizes[i];
+  }
+  *done = 1;
+  if (!(r->kind == 1 && askConsumed)) free(r); /* kept until irecvConsumed */
+  return ncclSuccess;
+}
+static ncclResult_t f_close(void* c) { free(c); return ncclSuccess; }
+static ncclResult_t f_consumed(void* comm, int n, void* request) {
+  (void)comm;
+  consumedCalls++;
+  if (n > 1) consumedGroups++;
+  free(request);
+  return ncclSuccess;
+}
+static ncclResult_t f_finalize(void* ctx) { (void)ctx; return ncclSuccess; }
+
+static const ncclNet_v12_t fakeNet = {"fake", f_init, f_devices, f_props, f_listen, f_connect, f_accept, f_regmr,
+                                      NULL, f_deregmr, f_isend, f_irecv, f_iflush, f_test, f_close, f_close,
+                                      f_close, NULL, f_consumed, NULL, f_finalize, NULL};
+
+/* ---- services ---- */
+static int forceFlush;
+static ncclResult_t s_alloc(void* ctx, size_t b, void** p) { (void)ctx; *p = calloc(1, b); return *p ? ncclSuccess : ncclSystemError; }
+static ncclResult_t s_free(void* ctx, void* p) { (void)ctx; free(p); return ncclSuccess; }
+static const void* s_net(void* ctx, void** netCtx) { (void)ctx; *netCtx = (void*)1; return &fakeNet; }
+static int s_param(const char* name, int64_t* v) {
+  if (!strcmp(name, "MKCCL_NET_FORCE_FLUSH")) { *v = forceFlush; return 0; }
+  if (!strcmp(name, "NCCL_NET_SHARED_COMMS")) { *v = 1; return 0; }
+  return -1;
+}
+static void s_log(ncclDebugLogLevel l, unsigned long f, const char* file, int line, const char* fmt, ...) {
+  (void)l, (void)f, (void)file, (void)line, (void)fmt;
+}
+
+#define NCH 2
+#define STEP 512
+static const mkcclTransport_v1* T;
+
+typedef struct {
+  void* conn;
+  mkcclConnInfo_v1 info;
+  uint64_t step;
+} side_t;
+
+/* Connect NCH channel pairs (p2p connection index: shared comms). */
+static void connect_all(void* tctx, side_t* snd, side_t* rcv) {
+  mkcclPeer_v1 r0 = {0}, r1 = {0};
+  r0.rank = 0;
+  r1.rank = 1;
+  char infoS[NCH][MKCCL_CONNECT_INFO_BYTES], infoR[NCH][MKCCL_CONNECT_INFO_BYTES];
+  for (int c = 0; c < NCH; c++) {
+    mkcclConnSetup_v1 a = {&r0, &r1, c, 1, 0, {0, 0, STEP * MKCCL_STEPS}, 1};
+    CHECK_NCCL(T->send.setup(tctx, &a, infoS[c], &snd[c].conn));
+    mkcclConnSetup_v1 b = {&r1, &r0, c, 1, 0, {0, 0, STEP * MKCCL_STEPS}, 1};
+    CHECK_NCCL(T->recv.setup(tctx, &b, infoR[c], &rcv[c].conn));
+  }
+  int left = 2 * NCH, rounds = 0;
+  int doneS[NCH] = {0}, doneR[NCH] = {0};
+  while (left && rounds++ < 100) {
+    for (int c = 0; c < NCH; c++) {
+      ncclResult_t res;
+      if (!doneS[c] && (res = T->send.connect(snd[c].conn, infoR[c], &snd[c].info)) != ncclInProgress) {
+        CHECK_NCCL(res);
+        doneS[c] = 1, left--;
+      }
+      if (!doneR[c] && (res = T->recv.connect(rcv[c].conn, infoS[c], &rcv[c].info)) != ncclInProgress) {
+        CHECK_NCCL(res);
+        doneR[c] = 1, left--;
+      }
+    }
+  }
+  CHECK_EQ_INT(left, 0);
+  CHECK(snd[0].info.flags & MKCCL_CONN_PROXY);
+}
+
+static mkcclProxyOp_v1* make_op(side_t* sides, uint64_t nsteps, int sliceSteps) {
+  mkcclProxyOp_v1* op = calloc(1, sizeof(*op));
+  op->state = MKCCL_PROXY_OP_READY;
+  op->chunkSteps = sliceSteps;
+  op->sliceSteps = sliceSteps;
+  op->nsubs = NCH;
+  for (int c = 0; c < NCH; c++) {
+    op->subs[c].conn = sides[c].conn;
+    op->subs[c].nsteps = nsteps;
+    op->subs[c].channelId = c;
+  }
+  return op;
+}
+
+static unsigned char pattern(int c, uint64_t step, int i) { return (unsigned char)(c * 31 + step * 7 + (uint64_t)i); }
+
+/* Run one op of nsteps on every channel; returns the first error. */
+static ncclResult_t run(void* tctx, side_t* snd, side_t* rcv, uint64_t nsteps, int sliceSteps) {
+  mkcclProxyOp_v1* so = make_op(snd, nsteps, sliceSteps);
+  mkcclProxyOp_v1* ro = make_op(rcv, nsteps, sliceSteps);
+  uint64_t sent[NCH], rcvd[NCH];
+  for (int c = 0; c < NCH; c++) {
+    snd[c].step = (snd[c].step + sliceSteps - 1) / sliceSteps * sliceSteps;
+    rcv[c].step = (rcv[c].step + sliceSteps - 1) / sliceSteps * sliceSteps;
+    sent[c] = rcvd[c] = 0;
+  }
+  ncclResult_t res = ncclSuccess;
+  for (int round = 0; round < 100000 && (so->state != MKCCL_PROXY_OP_DONE || ro->state != MKCCL_PROXY_OP_DONE); round++) {
+    for (int c = 0; c < NCH; c++) {
+      side_t* s = &snd[c];
+      if (sent[c] < nsteps && conn_fifo_can_produce(s->info.head, s->step + sliceSteps - 1)) {
+        char* buf = s->info.buffs[MKCCL_PROTO_SIMPLE] + (size_t)conn_fifo_slot(s->step) * STEP;
+        int len = (int)((s->step % 3) + 1) * 100;
+        for (int i = 0; i < len; i++) buf[i] = (char)pattern(c, s->step, i);
+        conn_fifo_publish(s->info.connFifo, s->info.tail, s->step, sliceSteps, len);
+        s->step += (uint64_t)sliceSteps;
+        sent[c] += (uint64_t)sliceSteps;
+      }
+      side_t* r = &rcv[c];
+      if (rcvd[c] < nsteps && conn_fifo_can_consume(r->info.tail, r->step + sliceSteps - 1)) {
+        const char* buf = r->info.buffs[MKCCL_PROTO_SIMPLE] + (size_t)conn_fifo_slot(r->step) * STEP;
+        int len = (int)((r->step % 3) + 1) * 100;
+        for (int i = 0; i < len; i++) CHECK_EQ_INT((unsigned char)buf[i], pattern(c, r->step, i));
+        conn_fifo_release(NULL, r->info.head, r->step, sliceSteps);
+        r->step += (uint64_t)sliceSteps;
+        rcvd[c] += (uint64_t)sliceSteps;
+      }
+    }
+    if (so->state != MKCCL_PROXY_OP_DONE && (res = T->send.proxyProgress(tctx, so)) != ncclSuccess) break;
+    if (ro->state != MKCCL_PROXY_OP_DONE && (res = T->recv.proxyProgress(tctx, ro)) != ncclSuccess) break;
+  }
+  if (res == ncclSuccess) {
+    CHECK_EQ_INT(so->state, MKCCL_PROXY_OP_DONE);
+    CHECK_EQ_INT(ro->state, MKCCL_PROXY_OP_DONE);
+    for (int c = 0; c < NCH; c++) CHECK(sent[c] == nsteps && rcvd[c] == nsteps);
+  }
+  free(so);
+  free(ro);
+  return res;
+}
+
+static void scenario(const char* lib, int flush, int consumed, int busyN, int delay) {
+  forceFlush = flush;
+  askConsumed = consumed;
+  offloadHandle.needsProxyProgress = 1;
+  busyEvery = busyN;
+  testDelay = delay;
+  irecvCalls = groupedIrecvs = iflushCalls = consumedCalls = consumedGroups = 0;
+  mkcclTransportServices_v1 sv;
+  memset(&sv, 0, sizeof(sv));
+  sv.size = sizeof(sv);
+  sv.log = s_log;
+  sv.hostAlloc = sv.deviceAlloc = s_alloc;
+  sv.hostFree = sv.deviceFree = s_free;
+  sv.net = s_net;
+  sv.paramInt64 = s_param;
+  sv.nRanks = 2;
+  sv.cudaDev = -1;
+  void* tctx;
+  CHECK_NCCL(T->init(&sv, &tctx));
+  side_t snd[NCH], rcv[NCH];
+  memset(snd, 0, sizeof(snd));
+  memset(rcv, 0, sizeof(rcv));
+  connect_all(tctx, snd, rcv);
+  /* Several ops back to back on the same connections (steps continue). */
+  CHECK_NCCL(run(tctx, snd, rcv, 20, 1));
+  CHECK_NCCL(run(tctx, snd, rcv, 7, 1));
+  CHECK_NCCL(run(tctx, snd, rcv, 12, 2));
+  CHECK(groupedIrecvs > 0 && groupedIrecvs == irecvCalls); /* both channels always posted together */
+  if (flush) CHECK(iflushCalls > 0 && iflushCalls == irecvCalls);
+  else CHECK_EQ_INT(iflushCalls, 0);
+  if (consumed) CHECK(consumedCalls == irecvCalls && consumedGroups == consumedCalls);
+  else CHECK_EQ_INT(consumedCalls, 0);
+  /* A failing plugin: the error comes out of progress, nothing hangs. */
+  failAfter = 5;
+  tests = 0;
+  CHECK_EQ_INT(run(tctx, snd, rcv, 20, 1), ncclSystemError);
+  failAfter = 0;
+  for (int c = 0; c < NCH; c++) {
+    CHECK_NCCL(T->send.free(snd[c].conn));
+    CHECK_NCCL(T->recv.free(rcv[c].conn));
+  }
+  CHECK_NCCL(T->finalize(tctx));
+  wire.head = wire.tail = 0;
+  (void)lib;
+}
+
+int main(int argc, char** argv) {
+  CHECK(argc > 1);
+  void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  CHECK_MSG(h != NULL, "%s", dlerror());
+  T = dlsym(h, "mkcclTransportPlugin_v1");
+  CHECK(T && T->abiVersion == MKCCL_TRANSPORT_ABI_V1 && !strcmp(T->name, "net"));
+  scenario(argv[1], 0, 0, 0, 0);
+  scenario(argv[1], 1, 0, 3, 2);
+  scenario(argv[1], 0, 1, 5, 1);
+  scenario(argv[1], 1, 1, 2, 3);
+  return 0;
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Packs what the GPU check needs into .carry/ (ignored by git, carried to the
+# device machine): the built libraries, plugins, tools and GPU tests, and
+# the one run-time library that machine lacks (libyaml).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rm -rf .carry
+mkdir -p .carry/lib .carry/bin .carry/deps
+cp -a build/lib/libmkccl.so* build/lib/libnccl.so* .carry/lib/
+cp -a build/lib/mkccl .carry/lib/
+for b in mkccl-info mkccl-run mkccl-perf mkccl-perf-gpu test_gpu_coll test_coll_public; do
+  cp -a "build/bin/$b" .carry/bin/
+done
+cp -aL /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 .carry/deps/
+du -sh .carry
