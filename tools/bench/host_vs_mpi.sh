@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Host benchmarks for docs/PERFORMANCE.md, every number of one table from the
+# same run on the same machine: mkccl-perf all_reduce over the socket net
+# plugin (shared memory off) and over SHM, next to Open MPI's MPI_Allreduce
+# over its tcp BTL and its shared-memory BTL (vader), for 2 and 4 ranks;
+# then the socket plugin against a plain TCP stream, and the proxy's own
+# cost per step with a null net plugin. Benchmarks print; they assert nothing.
+#
+#   tools/bench/host_vs_mpi.sh [maxBytes] [iters]     (defaults 256M 20)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+MAX=${1:-256M}
+ITERS=${2:-20}
+B=build/bin
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+
+echo "# $(date -u +%FT%TZ) $(uname -n) $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+echo "# mkccl $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $(mpirun --version 2>/dev/null | head -1)"
+for n in 2 4; do
+  echo
+  echo "## $n ranks, all_reduce float sum, 1K..$MAX"
+  echo "### mkccl over net-socket (NCCL_SHM_DISABLE=1)"
+  $B/mkccl-run -n "$n" -x NCCL_SHM_DISABLE=1 -- $B/mkccl-perf all_reduce -b 1K -e "$MAX" -f 4 -n "$ITERS" -w 3
+  echo "### Open MPI, btl tcp,self"
+  "${MPIRUN[@]}" -np "$n" --mca btl tcp,self --mca btl_tcp_if_include lo $B/mkccl-mpi-allreduce -b 1K -e "$MAX" -f 4 -n "$ITERS" -w 3
+  echo "### mkccl over transport-shm"
+  $B/mkccl-run -n "$n" -- $B/mkccl-perf all_reduce -b 1K -e "$MAX" -f 4 -n "$ITERS" -w 3
+  echo "### Open MPI, btl vader,self"
+  "${MPIRUN[@]}" -np "$n" --mca btl vader,self $B/mkccl-mpi-allreduce -b 1K -e "$MAX" -f 4 -n "$ITERS" -w 3
+  echo "### small-message latency, 8 B: mkccl SHM, then Open MPI vader"
+  $B/mkccl-run -n "$n" -- $B/mkccl-perf all_reduce -b 8 -e 8 -n 1000 -w 100
+  "${MPIRUN[@]}" -np "$n" --mca btl vader,self $B/mkccl-mpi-allreduce -b 8 -e 8 -n 1000 -w 100
+done
+echo
+echo "## net-socket point to point vs a plain loopback TCP stream"
+$B/mkccl-netbench -p build/lib/mkccl/libmkccl-net-socket.so -b 64K -e "$MAX" -f 4 -r 3
+echo
+echo "## the proxy's cost per step (transport-net, null net plugin)"
+$B/mkccl-proxy-bench build/lib/mkccl/libmkccl-transport-net.so 1000000
