@@ -62,6 +62,10 @@ typedef struct {
   mkcclRecvMem_v1* recvMem;
   void* listenComm;      /* recv side until accepted (unshared) */
   void* netComm;         /* sendComm or recvComm */
+  /* send side: the peer's handle, kept across connect calls because a net
+   * plugin may keep its in-progress connect state in it (NCCL's ABI lets it) */
+  transport_net_connect_info_t peerInfo;
+  int havePeerInfo;
   transport_net_shared_t* shared; /* non-NULL when netComm is shared */
   int wantShared;        /* set up as a shared (p2p) connection */
   int peerShared;        /* the peer said: use the shared comm */

@@ -159,9 +159,12 @@ static ncclResult_t net_send_connect(void* conn, const void* peerConnectInfo, mk
   transport_net_conn_t* c = conn;
   transport_net_ctx_t* ctx = c->ctx;
   if (!c->netComm) {
-    transport_net_connect_info_t peer;
-    memcpy(&peer, peerConnectInfo, sizeof(peer));
-    if (peer.shared) {
+    if (!c->havePeerInfo) {
+      memcpy(&c->peerInfo, peerConnectInfo, sizeof(c->peerInfo));
+      c->havePeerInfo = 1;
+    }
+    transport_net_connect_info_t* peer = &c->peerInfo;
+    if (peer->shared) {
       transport_net_shared_t* s = transport_net_shared_find(ctx, c->peer, 1, c->netDev);
       if (!s || !s->netComm) return ncclInProgress;
       c->shared = s;
@@ -170,7 +173,7 @@ static ncclResult_t net_send_connect(void* conn, const void* peerConnectInfo, mk
     } else {
       ncclNetDeviceHandle_v12_t* devHandle = NULL;
       void* comm = NULL;
-      ncclResult_t res = ctx->net->connect(ctx->netContext, c->netDev, peer.handle, &comm, &devHandle);
+      ncclResult_t res = ctx->net->connect(ctx->netContext, c->netDev, peer->handle, &comm, &devHandle);
       if (res != ncclSuccess) return res;
       if (!comm) return ncclInProgress;
       c->netComm = comm;
