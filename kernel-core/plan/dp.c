@@ -41,6 +41,16 @@ static int dp_channel_count(struct ncclComm* comm) {
   return (int)n;
 }
 
+static void dp_read_plan_params(struct ncclComm* comm) {
+  dp_state_t* dp = &comm->dp;
+  int64_t p2p = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS");
+  if (p2p < 1) p2p = 1;
+  dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
+  dp->channelMinBytes = param_int("MKCCL_CHANNEL_MIN_BYTES");
+  int64_t batch = param_int("NCCL_WORK_FIFO_BYTES") / 2 / (int64_t)sizeof(mk_work_t);
+  dp->workBatch = batch < 1 ? 1 : (int)batch;
+}
+
 ncclResult_t dp_init(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   ncclResult_t res = ncclSuccess;
@@ -58,6 +68,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp->proxyAttached = 1;
   MK_CHECK_GOTO(channel_setup(comm, dp_channel_count(comm)), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
+  dp_read_plan_params(comm);
   if (comm->cudaDev >= 0) {
     MK_CHECK_GOTO(gpu_exec_create(comm, (gpu_exec_t**)&dp->gpuExec), res, fail_channels);
     res = gpu_exec_sync_conns((gpu_exec_t*)dp->gpuExec, comm, NULL);

@@ -26,6 +26,12 @@ typedef struct dp_state {
   struct gpu_exec* gpuExec;    /* GPU ranks */
   void* gpuCtx;                /* their device's primary context, held */
   int buffSize;            /* bytes per connection buffer (Simple protocol) */
+  /* Parameters the planner needs per operation, read once at init as NCCL
+   * does (an environment lookup per call costs more than a small host
+   * collective). */
+  int p2pChannels;         /* MKCCL_[GPU_]P2P_NCHANNELS, within nChannels */
+  int64_t channelMinBytes; /* MKCCL_CHANNEL_MIN_BYTES */
+  int workBatch;           /* GPU items per launch: half of NCCL_WORK_FIFO_BYTES */
   uint64_t opCount;
   const void* net;         /* ncclNet_v12_t* of the chosen net plugin, NULL when none */
   void* netContext;

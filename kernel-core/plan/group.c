@@ -13,6 +13,31 @@ static __thread int group_depth;
 static __thread struct ncclComm* group_comms; /* comms with queued tasks, linked via groupNext */
 static __thread ncclResult_t group_error;     /* first error seen while queueing */
 
+/* Tasks freed by this thread's last groups, reused by its next calls: a
+ * malloc/free pair per operation is a large share of a small host
+ * collective. Bounded; what is cached at thread exit stays reachable. */
+#define TASK_CACHE_MAX 64
+static __thread plan_task_t* task_cache;
+static __thread int task_cache_n;
+
+static plan_task_t* task_alloc(void) {
+  plan_task_t* t = task_cache;
+  if (!t) return malloc(sizeof(*t));
+  task_cache = t->next;
+  task_cache_n--;
+  return t;
+}
+
+static void task_release(plan_task_t* t) {
+  if (task_cache_n >= TASK_CACHE_MAX) {
+    free(t);
+    return;
+  }
+  t->next = task_cache;
+  task_cache = t;
+  task_cache_n++;
+}
+
 int plan_group_depth(void) { return group_depth; }
 
 ncclResult_t plan_group_start(void) {
@@ -21,7 +46,7 @@ ncclResult_t plan_group_start(void) {
 }
 
 ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
-  plan_task_t* t = malloc(sizeof(*t));
+  plan_task_t* t = task_alloc();
   if (!t) {
     ncclResult_t res = MK_FAIL(ncclSystemError, "out of memory queueing an operation");
     if (group_error == ncclSuccess) group_error = res;
@@ -34,6 +59,7 @@ ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
   else l->head = t;
   l->tail = t;
   l->n++;
+  if (task->kind != TASK_COLL) l->nP2p++;
   if (!comm->inGroup) {
     comm->inGroup = 1;
     comm->groupNext = group_comms;
@@ -46,7 +72,7 @@ static void plan_tasks_free(plan_task_list_t* l) {
   plan_task_t* t = l->head;
   while (t) {
     plan_task_t* next = t->next;
-    free(t);
+    task_release(t);
     t = next;
   }
   memset(l, 0, sizeof(*l));
@@ -75,7 +101,8 @@ static ncclResult_t plan_group_run(void) {
   group_error = ncclSuccess;
   int n = 0;
   for (struct ncclComm* c = comm; c; c = c->groupNext) n++;
-  group_job_t* jobs = n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
+  group_job_t one = {0}; /* the usual case: no allocation */
+  group_job_t* jobs = n == 1 ? &one : n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
   if (n && !jobs && res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
   /* Queue order is reversed; keep the order comms joined. */
   for (int i = n - 1; jobs && i >= 0; i--, comm = comm->groupNext) jobs[i].comm = comm;
@@ -97,7 +124,7 @@ static ncclResult_t plan_group_run(void) {
     }
     plan_tasks_free(&c->tasks);
   }
-  free(jobs);
+  if (jobs != &one) free(jobs);
   return res;
 }
 

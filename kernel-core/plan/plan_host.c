@@ -19,7 +19,7 @@
 /* How many channels a collective of `bytes` uses: enough that each gets
  * MKCCL_CHANNEL_MIN_BYTES, at most what the communicator has. */
 static int plan_channels(struct ncclComm* comm, size_t bytes) {
-  int64_t per = param_int("MKCCL_CHANNEL_MIN_BYTES");
+  int64_t per = comm->dp.channelMinBytes;
   int64_t want = per > 0 ? (int64_t)(bytes / (size_t)per) : comm->dp.nChannels;
   if (want < 1) want = 1;
   return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;
@@ -100,7 +100,7 @@ static int plan_channels_used(const mk_work_t* works, int n) {
  * on the stream (queued on return; launched in FIFO-sized batches). */
 static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, int n, void* stream) {
   if (comm->cudaDev < 0) return host_exec_run(comm->dp.hostExec, works, n);
-  int batch = (int)(param_int("NCCL_WORK_FIFO_BYTES") / 2 / (int64_t)sizeof(mk_work_t));
+  int batch = comm->dp.workBatch;
   for (int i = 0; i < n; i += batch) {
     int m = n - i < batch ? n - i : batch;
     MK_INFO(NCCL_COLL, "Rank %d: launching %d item(s) (first: coll %d count %llu) on %d channel(s), stream %p",
@@ -124,6 +124,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   ncclResult_t res = ncclSuccess;
   plan_proxy_t pp;
   plan_proxy_init(&pp, comm);
+  mk_work_t local[8];
   mk_work_t* works = NULL;
   int nWorks = 0, gpu = comm->cudaDev >= 0;
   void* stream = NULL;
@@ -137,7 +138,9 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
   if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream), res, out);
-  works = calloc((size_t)tasks->n + (size_t)comm->nRanks + 1, sizeof(mk_work_t));
+  /* Few items (the usual case) are planned on the stack. */
+  size_t nMax = (size_t)tasks->n + (size_t)comm->nRanks + 1;
+  works = nMax <= sizeof(local) / sizeof(local[0]) ? local : calloc(nMax, sizeof(mk_work_t));
   if (!works) {
     res = MK_FAIL(ncclSystemError, "out of memory planning %d operations", tasks->n);
     goto out;
@@ -169,7 +172,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   }
 out:
   plan_proxy_discard(&pp);
-  free(works);
+  if (works != local) free(works);
   if (gpu) gpu_exec_ctx_restore(callerCtx);
   return res;
 }

@@ -15,15 +15,12 @@
 #include "plan/plan_proxy.h"
 #include "transport/transport.h"
 
-static int plan_p2p_channels(struct ncclComm* comm) {
-  int64_t want = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS");
-  if (want < 1) want = 1;
-  return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;
-}
+static int plan_p2p_channels(struct ncclComm* comm) { return comm->dp.p2pChannels; }
 
 static size_t task_bytes(const plan_task_t* t) { return t->count * host_type_size(t->type); }
 
 ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks) {
+  if (tasks->nP2p == 0) return ncclSuccess;
   int nch = plan_p2p_channels(comm), n = 0;
   int cap = 2 * nch * comm->nRanks;
   transport_conn_req_t* reqs = NULL;
@@ -68,6 +65,10 @@ static uint64_t p2p_channel_steps(int64_t bytes, int nch, int bid, int64_t chunk
 }
 ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t* works, int* nWorks,
                       plan_proxy_t* pp) {
+  if (tasks->nP2p == 0) {
+    *nWorks = 0;
+    return ncclSuccess;
+  }
   int N = comm->nRanks, me = comm->rank, nch = plan_p2p_channels(comm), n = 0;
   int64_t chunk = comm->dp.buffSize / MKCCL_STEPS; /* p2p chunks are one step */
   for (int d = 0; d < N; d++) {

@@ -28,6 +28,7 @@ typedef struct {
   plan_task_t* head;
   plan_task_t* tail;
   int n;
+  int nP2p; /* sends and receives among the n */
 } plan_task_list_t;
 
 struct ncclComm;
