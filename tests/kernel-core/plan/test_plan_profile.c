@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "coll_each.h"
 #include "nccl.h"
 #include "plan_observe.h"
 #include "profiler/nccl_profiler.h"
@@ -27,30 +28,6 @@ typedef struct {
   int version;
   const char* path;
 } scenario_t;
-
-static void run_collectives(ncclComm_t comm, int rank, int n) {
-  float* in = calloc((size_t)COUNT * n, sizeof(float));
-  float* out = calloc((size_t)COUNT * n, sizeof(float));
-  CHECK(in && out);
-  for (int i = 0; i < COUNT * n; i++) in[i] = (float)(rank + 1);
-  CHECK_NCCL(ncclAllReduce(in, out, COUNT, ncclFloat32, ncclSum, comm, NULL));
-  CHECK(out[COUNT - 1] == (float)(n * (n + 1) / 2));
-  CHECK_NCCL(ncclAllGather(in, out, COUNT, ncclFloat32, comm, NULL));
-  CHECK(out[COUNT * n - 1] == (float)n);
-  CHECK_NCCL(ncclReduceScatter(in, out, COUNT, ncclFloat32, ncclSum, comm, NULL));
-  CHECK(out[0] == (float)(n * (n + 1) / 2));
-  CHECK_NCCL(ncclBroadcast(in, out, COUNT, ncclFloat32, 1, comm, NULL));
-  CHECK(out[COUNT - 1] == 2.0f);
-  CHECK_NCCL(ncclReduce(in, out, COUNT, ncclFloat32, ncclMax, 1, comm, NULL));
-  if (rank == 1) CHECK(out[0] == (float)n);
-  CHECK_NCCL(ncclGroupStart());
-  CHECK_NCCL(ncclSend(in, COUNT, ncclFloat32, (rank + 1) % n, comm, NULL));
-  CHECK_NCCL(ncclRecv(out, COUNT, ncclFloat32, (rank + n - 1) % n, comm, NULL));
-  CHECK_NCCL(ncclGroupEnd());
-  CHECK(out[COUNT - 1] == (float)((rank + n - 1) % n + 1));
-  free(in);
-  free(out);
-}
 
 static uint64_t type_of(const test_report_t* r, int i) { return i >= 0 ? r->recs[i].type : 0; }
 
@@ -119,7 +96,7 @@ static int rank_main(int rank, int n, void* arg) {
   ncclComm_t comm;
   CHECK_NCCL(ncclCommInitRank(&comm, n, sc->id, rank));
   test_report_t* r = plan_observe_report(sc->path); /* holds the library past finalize */
-  run_collectives(comm, rank, n);
+  coll_each_run(comm, rank, n, COUNT);
   CHECK_NCCL(ncclCommDestroy(comm));
   check_balanced(r, sc->version);
   plan_observe_release();
