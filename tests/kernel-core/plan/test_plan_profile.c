@@ -4,8 +4,9 @@
  * collective and a Send/Recv ring in a group, then destroys its
  * communicator; its report must be balanced: every start has one stop,
  * every parent started before its children and has NCCL's type (Group ->
- * Coll/P2p -> ProxyOp -> ProxyStep; Coll/P2p -> KernelCh), proxy steps
- * went through the states of their side in order. v6 keeps the Group in
+ * Coll/P2p -> ProxyOp -> ProxyStep -> NetPlugin; Coll/P2p -> KernelCh),
+ * proxy steps went through the states of their side in order, and the net
+ * plugin reported each step's transfer. v6 keeps the Group in
  * parentGroup; v4 (through its adapter) gets it as the parent. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -89,6 +90,7 @@ static void check_balanced(const test_report_t* r, int v) {
   CHECK_EQ_INT(counts[2], 2);                          /* P2p: the Send and the Recv */
   CHECK_EQ_INT(counts[6], 5 + 1); /* KernelCh: the Send and the Recv share round 1 (plan_p2p.c) */
   CHECK(counts[3] >= 5 + 2 && counts[4] >= counts[3]); /* ProxyOp, ProxyStep */
+  CHECK_EQ_INT(counts[7], counts[4]);                  /* NetPlugin: net-socket's isend/irecv per step */
 }
 
 static int rank_main(int rank, int n, void* arg) {

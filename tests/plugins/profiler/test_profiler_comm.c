@@ -5,7 +5,8 @@
  * the run makes: 6 groups, 5 collectives, 2 p2p, a kernel channel per work
  * item, a proxy op per connection side used (ring: a send and a recv for
  * AllReduce/AllGather/ReduceScatter, one for Broadcast/Reduce on 2 ranks,
- * one each for Send and Recv), proxy steps and their states; none left
+ * one each for Send and Recv), proxy steps, their states and the net
+ * plugin's transfers (one per step); none left
  * open, the collectives in call order. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -87,6 +88,7 @@ int main(void) {
     CHECK_EQ_INT(count_of(got, "proxyop"), 3 * 2 + 1 + 1 + 2);
     long steps = count_of(got, "proxystep");
     CHECK_MSG(steps >= 10 && count_of(got, "state") >= steps, "rank %d: %s", r, got);
+    CHECK_EQ_INT(count_of(got, "net"), steps); /* net-socket reports each step's transfer */
     CHECK_EQ_INT(count_of(got, "open"), 0);
     CHECK_STR_CONTAINS(got, " AllReduce,AllGather,ReduceScatter,Broadcast,Reduce");
   }
