@@ -56,6 +56,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp->transportsReady = 1;
   MK_CHECK_GOTO(proxy_client_attach(&dp->proxy, comm->abortFlag, comm->rank), res, fail_transports);
   dp->proxyAttached = 1;
+  dp->proxy.profile = &comm->profile;
   MK_CHECK_GOTO(channel_setup(comm, dp_channel_count(comm)), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
   if (comm->cudaDev >= 0) {

@@ -6,7 +6,8 @@
  * every parent started before its children and has NCCL's type (Group ->
  * Coll/P2p -> ProxyOp -> ProxyStep -> NetPlugin; Coll/P2p -> KernelCh),
  * proxy steps went through the states of their side in order, and the net
- * plugin reported each step's transfer. v6 keeps the Group in
+ * plugin reported each step's transfer; ProxyCtrl events record Append then
+ * AppendEnd. v6 keeps the Group in
  * parentGroup; v4 (through its adapter) gets it as the parent. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -81,6 +82,12 @@ static void check_balanced(const test_report_t* r, int v) {
         check_step_states(e, r->recs[e->parent].isSend, i);
         break;
       case ncclProfileNetPlugin: CHECK_EQ_INT(pt, ncclProfileProxyStep); break;
+      case ncclProfileProxyCtrl:
+        CHECK_EQ_INT(pt, 0);
+        CHECK_EQ_INT(e->nStates, 2);
+        CHECK_EQ_INT(e->states[0], ncclProfilerProxyCtrlAppend);
+        CHECK_EQ_INT(e->states[1], ncclProfilerProxyCtrlAppendEnd);
+        break;
       default: CHECK_MSG(0, "v%d: unexpected event type 0x%llx", v, (unsigned long long)e->type);
     }
   }
@@ -91,6 +98,7 @@ static void check_balanced(const test_report_t* r, int v) {
   CHECK_EQ_INT(counts[6], 5 + 1); /* KernelCh: the Send and the Recv share round 1 (plan_p2p.c) */
   CHECK(counts[3] >= 5 + 2 && counts[4] >= counts[3]); /* ProxyOp, ProxyStep */
   CHECK_EQ_INT(counts[7], counts[4]);                  /* NetPlugin: net-socket's isend/irecv per step */
+  CHECK(counts[5] >= 1 && counts[5] <= counts[3]);     /* ProxyCtrl: a run of appended ops each */
 }
 
 static int rank_main(int rank, int n, void* arg) {
