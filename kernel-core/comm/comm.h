@@ -103,6 +103,7 @@ struct ncclComm {
   /* ---- tuning (tune/tune_comm_stage.c) and profiling (profile/profile_comm_stage.c) ---- */
   struct tune_ctx* tune;   /* asked for every collective; NULL before the "tune" stage */
   profile_comm_t profile;  /* mask 0 and no plugin unless a profiler loaded */
+  void* profGroupApi;      /* GroupApi event of the group it is queued in (plan/group.c) */
 
   uint64_t endMagic;
 };

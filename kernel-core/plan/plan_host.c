@@ -169,7 +169,9 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   nWorks += nColl;
   if (nWorks == 0) goto out;
   plan_proxy_post(&pp);
+  void* launch = plan_profile_launch_start(comm, stream);
   res = plan_execute(comm, works, nWorks, stream);
+  profile_event_stop(&comm->profile, launch);
   if (res != ncclSuccess) {
     ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
     res = MK_FAIL(proxyRes != ncclSuccess ? proxyRes : res,

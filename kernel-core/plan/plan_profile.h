@@ -11,6 +11,17 @@
 
 struct ncclComm;
 
+/* API events (plan/group.c): GroupApi from the call that joins comm to a
+ * group (GroupStartApiStop at once: ncclGroupStart has returned) to the
+ * group's end (GroupEndApiStart when it begins); a CollApi/P2pApi per
+ * queued task (t->profApi), over its enqueue. */
+void plan_profile_group_api_start(struct ncclComm* comm, int depth);
+void plan_profile_task_api(struct ncclComm* comm, plan_task_t* t);
+void plan_profile_group_api_end_start(struct ncclComm* comm);
+void plan_profile_group_api_stop(struct ncclComm* comm);
+/* Around handing the items to the executor, under the GroupApi. */
+void* plan_profile_launch_start(struct ncclComm* comm, void* stream);
+
 void* plan_profile_group_start(struct ncclComm* comm);
 /* w is planned (channels, algorithm, protocol): its Coll event. */
 void plan_profile_coll_start(struct ncclComm* comm, void* group, const plan_task_t* t, mk_work_t* w);

@@ -10,15 +10,14 @@
  * are accepted everywhere and do nothing.
  *
  * Hierarchy and where each call belongs (NCCL's):
- *   api/ (ncclGroupStart, ncclAllReduce...), not wired yet: Coll/P2p events have
- *   no CollApi/P2pApi parent (NULL), their Group is in parentGroup (v5+):
- *     profile_group_api_start   at the outermost ncclGroupStart (or an implicit group)
- *     profile_group_api_state   GroupStartApiStop when ncclGroupStart returns,
- *                               GroupEndApiStart when ncclGroupEnd begins
- *     profile_coll_api_start / profile_p2p_api_start   in each collective / send / recv
- *                               call, parent the GroupApi event; stop before returning
+ *   the API calls (plan/group.c, through plan_profile.c):
+ *     profile_group_api_start   when a call first queues on the communicator in a
+ *                               group (explicit or implicit); GroupStartApiStop at once
+ *     profile_group_api_state   GroupEndApiStart when the outermost ncclGroupEnd begins
+ *     profile_coll_api_start / profile_p2p_api_start   per queued collective / send /
+ *                               recv, parent the GroupApi event; stopped once queued
  *     profile_kernel_launch_start   around the executor launch, parent the GroupApi
- *     profile_group_api_stop    when ncclGroupEnd returns
+ *     profile_group_api_stop    when the group has run
  *   plan/ (at group end; plan_profile.c):
  *     profile_group_start       once per launched group
  *     profile_coll_start / profile_p2p_start   per task, parents the Group and the

@@ -4,7 +4,8 @@
  * collective and a Send/Recv ring in a group, then destroys its
  * communicator; its report must be balanced: every start has one stop,
  * every parent started before its children and has NCCL's type (Group ->
- * Coll/P2p -> ProxyOp -> ProxyStep -> NetPlugin; Coll/P2p -> KernelCh),
+ * Coll/P2p -> ProxyOp -> ProxyStep -> NetPlugin; Coll/P2p -> KernelCh;
+ * GroupApi -> CollApi/P2pApi (-> Coll/P2p, v5+), KernelLaunch),
  * proxy steps went through the states of their side in order, and the net
  * plugin reported each step's transfer; ProxyCtrl events record Append then
  * AppendEnd. v6 keeps the Group in
@@ -68,7 +69,7 @@ static void check_balanced(const test_report_t* r, int v) {
       case ncclProfileColl:
       case ncclProfileP2p:
         if (v >= 5) {
-          CHECK_EQ_INT(pt, 0); /* no CollApi/P2pApi events: parentObj NULL */
+          CHECK_EQ_INT(pt, e->type == ncclProfileColl ? ncclProfileCollApi : ncclProfileP2pApi);
           CHECK(e->parentGroup >= 0 && e->parentGroup < i);
           CHECK_EQ_INT(type_of(r, e->parentGroup), ncclProfileGroup);
         } else {
@@ -82,6 +83,15 @@ static void check_balanced(const test_report_t* r, int v) {
         check_step_states(e, r->recs[e->parent].isSend, i);
         break;
       case ncclProfileNetPlugin: CHECK_EQ_INT(pt, ncclProfileProxyStep); break;
+      case ncclProfileGroupApi:
+        CHECK_EQ_INT(pt, 0);
+        CHECK_EQ_INT(e->nStates, 2);
+        CHECK_EQ_INT(e->states[0], ncclProfilerGroupStartApiStop);
+        CHECK_EQ_INT(e->states[1], ncclProfilerGroupEndApiStart);
+        break;
+      case ncclProfileCollApi:
+      case ncclProfileP2pApi:
+      case ncclProfileKernelLaunch: CHECK_EQ_INT(pt, ncclProfileGroupApi); break;
       case ncclProfileProxyCtrl:
         CHECK_EQ_INT(pt, 0);
         CHECK_EQ_INT(e->nStates, 2);
@@ -99,6 +109,11 @@ static void check_balanced(const test_report_t* r, int v) {
   CHECK(counts[3] >= 5 + 2 && counts[4] >= counts[3]); /* ProxyOp, ProxyStep */
   CHECK_EQ_INT(counts[7], counts[4]);                  /* NetPlugin: net-socket's isend/irecv per step */
   CHECK(counts[5] >= 1 && counts[5] <= counts[3]);     /* ProxyCtrl: a run of appended ops each */
+  int api = v >= 5;                                    /* older versions have no API events */
+  CHECK_EQ_INT(counts[8], api * 6);                    /* GroupApi: a group each */
+  CHECK_EQ_INT(counts[9], api * 5);                    /* CollApi */
+  CHECK_EQ_INT(counts[10], api * 2);                   /* P2pApi */
+  CHECK_EQ_INT(counts[11], api * 6);                   /* KernelLaunch: a launch per group */
 }
 
 static int rank_main(int rank, int n, void* arg) {

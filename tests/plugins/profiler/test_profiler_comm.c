@@ -2,7 +2,8 @@
  * buffers over the net transport, every collective and a Send/Recv group.
  * Each rank's trace (found by its rank suffix: the file name carries the
  * commId) is valid JSON (python3's parser) with, per category, the events
- * the run makes: 6 groups, 5 collectives, 2 p2p, a kernel channel per work
+ * the run makes: 6 groups (and their API events: 5 collective calls, 2 p2p
+ * calls, 6 launches), 5 collectives, 2 p2p, a kernel channel per work
  * item, a proxy op per connection side used (ring: a send and a recv for
  * AllReduce/AllGather/ReduceScatter, one for Broadcast/Reduce on 2 ranks,
  * one each for Send and Recv), proxy steps, their states and the net
@@ -85,6 +86,10 @@ int main(void) {
     CHECK_EQ_INT(count_of(got, "coll"), 5);
     CHECK_EQ_INT(count_of(got, "p2p"), 2);
     CHECK_EQ_INT(count_of(got, "kernelch"), 6);
+    CHECK_EQ_INT(count_of(got, "groupapi"), 6);
+    CHECK_EQ_INT(count_of(got, "collapi"), 5);
+    CHECK_EQ_INT(count_of(got, "p2papi"), 2);
+    CHECK_EQ_INT(count_of(got, "kernellaunch"), 6);
     CHECK_EQ_INT(count_of(got, "proxyop"), 3 * 2 + 1 + 1 + 2);
     long steps = count_of(got, "proxystep");
     CHECK_MSG(steps >= 10 && count_of(got, "state") >= steps, "rank %d: %s", r, got);
