@@ -16,6 +16,13 @@ test_report_t* plan_observe_report(const char* path) {
   return fn();
 }
 
+void plan_observe_set_mask(int mask) {
+  CHECK(plan_observe_lib);
+  test_set_mask_fn fn = (test_set_mask_fn)(uintptr_t)dlsym(plan_observe_lib, "test_profiler_set_mask");
+  CHECK(fn);
+  fn(mask);
+}
+
 void plan_observe_release(void) {
   if (plan_observe_lib) dlclose(plan_observe_lib);
   plan_observe_lib = NULL;

@@ -11,6 +11,8 @@
  * communicator; the library stays loaded until plan_observe_release. */
 test_report_t* plan_observe_report(const char* path);
 void plan_observe_release(void);
+/* The profiler changes its activation mask (the host reads it at each event). */
+void plan_observe_set_mask(int mask);
 
 /* Records of `type` whose parent is record `parent` (-1: any parent). */
 int plan_observe_children(const test_report_t* r, uint64_t type, int parent);

@@ -8,7 +8,8 @@
  * GroupApi -> CollApi/P2pApi (-> Coll/P2p, v5+), KernelLaunch),
  * proxy steps went through the states of their side in order, and the net
  * plugin reported each step's transfer; ProxyCtrl events record Append then
- * AppendEnd. v6 keeps the Group in
+ * AppendEnd; with the mask cleared while the communicator runs a collective
+ * reports nothing, set again it reports again. v6 keeps the Group in
  * parentGroup; v4 (through its adapter) gets it as the parent. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -48,6 +49,29 @@ static void check_step_states(const test_rec_t* e, int isSend, int index) {
     CHECK_MSG(at < nOrder, "step %d: state %d out of order or not of its side", index, e->states[s]);
     at++;
   }
+}
+
+/* Records of the types the calling thread and the executor report (the
+ * proxy's may still trail a collective that has returned). */
+static int count_sync(const test_report_t* r) {
+  const uint64_t sync = ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh |
+                        ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch;
+  int n = 0;
+  for (int i = 0; i < r->n; i++) n += (r->recs[i].type & sync) != 0;
+  return n;
+}
+
+/* The mask is read at every event: cleared, a collective reports nothing;
+ * set again, it reports again. */
+static void check_mask_toggle(ncclComm_t comm, const test_report_t* r) {
+  float x = 1.0f;
+  int before = count_sync(r);
+  plan_observe_set_mask(0);
+  CHECK_NCCL(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, NULL));
+  CHECK_EQ_INT(count_sync(r), before);
+  plan_observe_set_mask(0x7fff);
+  CHECK_NCCL(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, NULL));
+  CHECK(count_sync(r) > before);
 }
 
 static void check_balanced(const test_report_t* r, int v) {
@@ -101,19 +125,20 @@ static void check_balanced(const test_report_t* r, int v) {
       default: CHECK_MSG(0, "v%d: unexpected event type 0x%llx", v, (unsigned long long)e->type);
     }
   }
-  /* 5 collectives in groups of one, the Send/Recv group; one channel. */
-  CHECK_EQ_INT(counts[0], 6);                          /* Group */
-  CHECK_EQ_INT(counts[1], 5);                          /* Coll */
+  /* 5 collectives and the mask toggle's reported AllReduce in groups of
+   * one, the Send/Recv group; one channel. */
+  CHECK_EQ_INT(counts[0], 7);                          /* Group */
+  CHECK_EQ_INT(counts[1], 6);                          /* Coll */
   CHECK_EQ_INT(counts[2], 2);                          /* P2p: the Send and the Recv */
-  CHECK_EQ_INT(counts[6], 5 + 1); /* KernelCh: the Send and the Recv share round 1 (plan_p2p.c) */
+  CHECK_EQ_INT(counts[6], 6 + 1); /* KernelCh: the Send and the Recv share round 1 (plan_p2p.c) */
   CHECK(counts[3] >= 5 + 2 && counts[4] >= counts[3]); /* ProxyOp, ProxyStep */
   CHECK_EQ_INT(counts[7], counts[4]);                  /* NetPlugin: net-socket's isend/irecv per step */
   CHECK(counts[5] >= 1 && counts[5] <= counts[3]);     /* ProxyCtrl: a run of appended ops each */
   int api = v >= 5;                                    /* older versions have no API events */
-  CHECK_EQ_INT(counts[8], api * 6);                    /* GroupApi: a group each */
-  CHECK_EQ_INT(counts[9], api * 5);                    /* CollApi */
+  CHECK_EQ_INT(counts[8], api * 7);                    /* GroupApi: a group each */
+  CHECK_EQ_INT(counts[9], api * 6);                    /* CollApi */
   CHECK_EQ_INT(counts[10], api * 2);                   /* P2pApi */
-  CHECK_EQ_INT(counts[11], api * 6);                   /* KernelLaunch: a launch per group */
+  CHECK_EQ_INT(counts[11], api * 7);                   /* KernelLaunch: a launch per group */
 }
 
 static int rank_main(int rank, int n, void* arg) {
@@ -122,6 +147,7 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommInitRank(&comm, n, sc->id, rank));
   test_report_t* r = plan_observe_report(sc->path); /* holds the library past finalize */
   coll_each_run(comm, rank, n, COUNT);
+  check_mask_toggle(comm, r);
   CHECK_NCCL(ncclCommDestroy(comm));
   check_balanced(r, sc->version);
   plan_observe_release();

@@ -1,7 +1,8 @@
 /* A recording profiler for tests, one source for every ABI version:
- * compiled with TEST_PROFILER_VERSION=1..6 it exports ncclProfiler_v<N>
- * and test_profiler_report(). The mask comes from MKCCL_TEST_PROFILER_MASK
- * (default all events). Test code: one communicator at a time, reads the
+ * compiled with TEST_PROFILER_VERSION=1..6 it exports ncclProfiler_v<N>,
+ * test_profiler_report() and test_profiler_set_mask() (changes the mask
+ * the host reads at each event). The mask comes from
+ * MKCCL_TEST_PROFILER_MASK (default all events). Test code: one communicator at a time, reads the
  * environment directly. Thread-safe (the planner, the executor's channel
  * threads and the proxy thread report concurrently). */
 #include <pthread.h>
@@ -27,9 +28,16 @@ static int rec_index(void* h) {
   return (int)(r - report.recs);
 }
 
+/* The host's activation mask, which a profiler may change at any time. */
+static int* hostMask;
+EXPORT void test_profiler_set_mask(int mask) {
+  if (hostMask) __atomic_store_n(hostMask, mask, __ATOMIC_RELAXED);
+}
+
 static ncclResult_t rec_init(void** ctx, int* mask) {
   const char* m = getenv("MKCCL_TEST_PROFILER_MASK");
   *mask = m ? (int)strtol(m, NULL, 0) : 0x7fff;
+  hostMask = mask;
   *ctx = &report;
   report.inits++;
   return ncclSuccess;
@@ -46,6 +54,7 @@ static ncclResult_t rec_stop(void* h) {
 
 static ncclResult_t rec_finalize(void* ctx) {
   (void)ctx;
+  hostMask = NULL;
   report.finalizes++;
   return ncclSuccess;
 }

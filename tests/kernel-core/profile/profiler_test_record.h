@@ -35,5 +35,6 @@ typedef struct {
 } test_report_t;
 
 typedef test_report_t* (*test_report_fn)(void);
+typedef void (*test_set_mask_fn)(int mask);
 
 #endif
