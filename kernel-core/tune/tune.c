@@ -114,8 +114,8 @@ static void tune_table_fill(tune_ctx_t* ctx, const tune_request_t* req, float ta
       memcpy(table, saved, sizeof(saved));
       if (!ctx->loggedTunerError++)
         MK_WARN("TUNER/Plugin: getCollInfo failed (%d): using the built-in model's table", (int)res);
-    } else if (pluginNc >= 1 && pluginNc <= req->nChannelsMax) {
-      nc = pluginNc;
+    } else if (pluginNc >= 1) {
+      nc = pluginNc < req->nChannelsMax ? pluginNc : req->nChannelsMax; /* honoured within what exists */
     }
   }
   *nChannels = nc;

@@ -3,10 +3,11 @@
  * communicator. The recording test profiler shows what the planner did: the
  * Coll event's channels and algorithm, one KernelCh per channel the host
  * executor ran, and the ProxyOps' chunk size.
- *  - a test tuner of every ABI version v2..v6 asks for 3 channels (v6 also
- *    a 12345-byte chunk, which becomes 12336: whole 16-byte groups); it
- *    forces ring, or tree, which the executors lack (skipped: still ring;
- *    each rank poses as a node of its own so that tree is costed at all);
+ *  - a test tuner of every ABI version v2..v6 asks for 3 channels (capped
+ *    at 2 on a communicator of 2 channels); v6 also for a 12345-byte
+ *    chunk, which becomes 12336 (whole 16-byte groups); it forces ring, or
+ *    tree, which the executors lack (skipped: still ring; each rank poses
+ *    as a node of its own so that tree is costed at all);
  *  - the rule tuner's file changes the choice between two collectives;
  * and every result is right. */
 #ifndef _GNU_SOURCE
@@ -31,6 +32,7 @@ static const char* const tuner_paths[7] = {NULL, NULL, TEST_TUNER_V2, TEST_TUNER
 
 typedef struct {
   ncclUniqueId id;
+  int nChannels;         /* what the planner may use: the tuner's 3, or fewer when the comm has fewer */
   const char* rulesPath; /* rule tuner: rewritten between the two collectives */
 } scenario_t;
 
@@ -74,7 +76,7 @@ static int rank_forced(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommInitRank(&comm, n, sc->id, rank));
   test_report_t* r = plan_observe_report(TEST_PROFILER_V6);
   allreduce_checked(comm, rank, n);
-  expect_plan(r, 0, 3, v == 6 ? 12336 : DEFAULT_CHUNK);
+  expect_plan(r, 0, sc->nChannels, v == 6 ? 12336 : DEFAULT_CHUNK);
   CHECK_NCCL(ncclCommDestroy(comm));
   plan_observe_release();
   return 0;
@@ -136,8 +138,12 @@ int main(void) {
     setenv("TEST_TUNER_ABI", abi, 1);
     setenv("NCCL_TUNER_PLUGIN", tuner_paths[v], 1);
     setenv("MKCCL_TEST_TUNER_FORCE", v % 2 ? "tree" : "ring", 1); /* tree: skipped, ring runs */
+    /* v2: the communicator has 2 channels, the tuner's 3 are capped. */
+    setenv("MKCCL_HOST_NCHANNELS", v == 2 ? "2" : "4", 1);
+    sc.nChannels = v == 2 ? 2 : 3;
     run(rank_forced, &sc, v == 4 ? 3 : 2);
   }
+  setenv("MKCCL_HOST_NCHANNELS", "4", 1);
 
   char dir[] = "/tmp/mkccl-plan-tune-XXXXXX", path[600];
   CHECK(mkdtemp(dir));
