@@ -69,6 +69,10 @@ typedef struct __attribute__((aligned(16))) {
   int32_t sendPeer, recvPeer;
   int64_t sendBytes, recvBytes;
   void* recvbuff2;
+  /* Profiler events this item reports under (host side; NULL when not
+   * profiled): [isSend], both the Coll event for a collective, a P2p's
+   * Recv [0] and Send [1] events. Parents of KernelCh and ProxyOp events. */
+  void* profiler[2];
 } mk_work_t;
 
 #endif

@@ -4,10 +4,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/err.h"
 #include "fifo/work_fifo.h"
 #include "host_wait.h"
+#include "profile/profile.h"
 
 typedef struct {
   host_exec_t* ex;
@@ -34,6 +36,20 @@ struct host_exec {
   host_fifo_event_t event;
 };
 
+/* The "kernel" timer of KernelCh events: host threads have the monotonic clock, in ns. */
+static uint64_t host_exec_timer(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* A channel's run of an item, under the item's Coll (or a P2p's Send, else Recv) event. */
+static void* host_exec_kernel_ch_start(profile_comm_t* pc, const mk_work_t* item, int channel) {
+  if (!profile_active(pc, ncclProfileKernelCh)) return NULL;
+  void* parent = item->profiler[1] ? item->profiler[1] : item->profiler[0];
+  return profile_kernel_ch_start(pc, parent, channel, host_exec_timer());
+}
+
 /* Run the items in [cursor, end) that include this worker's channel. */
 static void host_worker_drain(host_worker_t* w, uint32_t end) {
   host_exec_t* ex = w->ex;
@@ -43,8 +59,10 @@ static void host_worker_drain(host_worker_t* w, uint32_t end) {
     work_fifo_read(&ex->fifo, cursor, &item, sizeof(item));
     if (w->channel >= item.channelLo && w->channel < item.channelLo + item.nChannels &&
         atomic_load(&w->result) == ncclSuccess) {
+      void* kch = host_exec_kernel_ch_start(ex->cfg.profile, &item, w->channel);
       ncclResult_t res = host_coll_run(&ex->cfg.channels[w->channel], &item, ex->cfg.rank, ex->cfg.nRanks,
                                        ex->cfg.abortFlag);
+      if (kch) profile_kernel_ch_stop(ex->cfg.profile, kch, host_exec_timer());
       if (res != ncclSuccess) atomic_store(&w->result, res);
     }
     cursor += sizeof(item);

@@ -21,6 +21,7 @@ typedef struct {
   channel_t* channels;
   volatile uint32_t* abortFlag;
   uint32_t fifoBytes;
+  struct profile_comm* profile; /* KernelCh events per channel and item (the comm's; may be NULL) */
 } host_exec_config_t;
 
 ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out);

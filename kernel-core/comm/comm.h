@@ -11,6 +11,7 @@
 #include "nccl.h"
 #include "plan/dp.h"
 #include "plan/task.h"
+#include "profile/profile.h"
 
 #define COMM_MAGIC 0x6d6b63636c434f4dull      /* "mkcclCOM" */
 #define COMM_MAGIC_DEAD 0x6465616464656164ull /* "deaddead": written just before free */
@@ -99,6 +100,11 @@ struct ncclComm {
 #define COMM_MAX_REDOPS 64
   comm_redop_t redOps[COMM_MAX_REDOPS];
 
+  /* ---- tuning (tune/tune_comm_stage.c) and profiling (profile/profile_comm_stage.c) ---- */
+  struct tune_ctx* tune;   /* asked for every collective; NULL before the "tune" stage */
+  profile_comm_t profile;  /* mask 0 and no plugin unless a profiler loaded */
+  void* profGroupApi;      /* GroupApi event of the group it is queued in (plan/group.c) */
+
   uint64_t endMagic;
 };
 
@@ -180,6 +186,10 @@ void comm_bootstrap_stage_destroy(struct ncclComm* comm);
 ncclResult_t comm_peer_info_stage_init(struct ncclComm* comm);
 void comm_peer_info_stage_destroy(struct ncclComm* comm);
 ncclResult_t comm_ready_stage_init(struct ncclComm* comm);
+ncclResult_t comm_profile_stage_init(struct ncclComm* comm);
+void comm_profile_stage_destroy(struct ncclComm* comm);
+ncclResult_t comm_tune_stage_init(struct ncclComm* comm);
+void comm_tune_stage_destroy(struct ncclComm* comm);
 
 /* ---- CUDA (comm_cuda.c): TODO(cuda shim) ----------------------------------------------------- */
 int comm_cuda_device_count(void);

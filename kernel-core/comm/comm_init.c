@@ -8,7 +8,9 @@
 static const comm_stage_t comm_stages[] = {
     {"bootstrap", comm_bootstrap_stage_init, NULL, comm_bootstrap_stage_destroy},
     {"peer-info", comm_peer_info_stage_init, NULL, comm_peer_info_stage_destroy},
+    {"profile", comm_profile_stage_init, NULL, comm_profile_stage_destroy},
     {"data-path", comm_dp_stage_init, comm_dp_stage_finalize, comm_dp_stage_destroy},
+    {"tune", comm_tune_stage_init, NULL, comm_tune_stage_destroy},
     /* more stages: one line each, here */
     {"ready", comm_ready_stage_init, NULL, NULL}, /* last: every rank is through every stage */
 };

@@ -66,6 +66,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp->transportsReady = 1;
   MK_CHECK_GOTO(proxy_client_attach(&dp->proxy, comm->abortFlag, comm->rank), res, fail_transports);
   dp->proxyAttached = 1;
+  dp->proxy.profile = &comm->profile;
   MK_CHECK_GOTO(channel_setup(comm, dp_channel_count(comm)), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
   dp_read_plan_params(comm);
@@ -79,7 +80,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
     }
   } else {
     host_exec_config_t cfg = {comm->rank, comm->nRanks, dp->nChannels, dp->channels, comm->abortFlag,
-                              (uint32_t)param_int("NCCL_WORK_FIFO_BYTES")};
+                              (uint32_t)param_int("NCCL_WORK_FIFO_BYTES"), &comm->profile};
     MK_CHECK_GOTO(host_exec_create(&cfg, (host_exec_t**)&dp->hostExec), res, fail_channels);
   }
   MK_INFO(NCCL_INIT, "Rank %d: data path ready, %d channel(s), %d-byte buffers, net %s", comm->rank, dp->nChannels,

@@ -6,6 +6,7 @@
 #include "comm/comm.h"
 #include "plan/dp_net.h"
 #include "plugin/net.h"
+#include "profile/profile.h"
 
 ncclResult_t dp_net_open(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
@@ -20,7 +21,7 @@ ncclResult_t dp_net_open(struct ncclComm* comm) {
   ncclNetCommConfig_v12_t config = {NCCL_NET_TRAFFIC_CLASS_UNDEF};
   if (comm->config.trafficClass != NCCL_CONFIG_UNDEF_INT) config.trafficClass = comm->config.trafficClass;
   void* ctx = NULL;
-  res = net->net->init(&ctx, comm->commHash, &config, log_write, NULL);
+  res = net->net->init(&ctx, comm->commHash, &config, log_write, profile_net_callback);
   if (res != ncclSuccess) {
     plugin_net_release(net);
     return MK_FAIL(res, "Rank %d: net plugin %s init failed (%d)", comm->rank, net->name, res);

@@ -7,6 +7,7 @@
 
 #include "base/err.h"
 #include "comm/comm.h"
+#include "plan/plan_profile.h"
 #include "plan/task.h"
 
 static __thread int group_depth;
@@ -54,6 +55,7 @@ ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
   }
   *t = *task;
   t->next = NULL;
+  t->profApi = NULL;
   plan_task_list_t* l = &comm->tasks;
   if (l->tail) l->tail->next = t;
   else l->head = t;
@@ -64,7 +66,9 @@ ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
     comm->inGroup = 1;
     comm->groupNext = group_comms;
     group_comms = comm;
+    plan_profile_group_api_start(comm, group_depth);
   }
+  plan_profile_task_api(comm, t);
   return ncclSuccess;
 }
 
@@ -105,7 +109,10 @@ static ncclResult_t plan_group_run(void) {
   group_job_t* jobs = n == 1 ? &one : n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
   if (n && !jobs && res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
   /* Queue order is reversed; keep the order comms joined. */
-  for (int i = n - 1; jobs && i >= 0; i--, comm = comm->groupNext) jobs[i].comm = comm;
+  for (int i = n - 1; jobs && i >= 0; i--, comm = comm->groupNext) {
+    jobs[i].comm = comm;
+    plan_profile_group_api_end_start(comm);
+  }
   if (res == ncclSuccess && n == 1) {
     plan_group_job(&jobs[0]);
   } else if (res == ncclSuccess) {
@@ -118,6 +125,7 @@ static ncclResult_t plan_group_run(void) {
   for (int i = 0; i < n && jobs; i++) {
     struct ncclComm* c = jobs[i].comm;
     c->inGroup = 0;
+    plan_profile_group_api_stop(c);
     if (jobs[i].res != ncclSuccess) {
       comm_async_error_set(c, jobs[i].res);
       if (res == ncclSuccess) res = jobs[i].res;

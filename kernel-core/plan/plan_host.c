@@ -13,7 +13,9 @@
 #include "device/host/host_exec.h"
 #include "device/host/host_reduce.h"
 #include "device/host/host_types.h"
+#include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
+#include "plan/plan_tune.h"
 #include "plan/task.h"
 
 /* How many channels a collective of `bytes` uses: enough that each gets
@@ -52,20 +54,23 @@ static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t n
   *recvSteps = (uint64_t)(nLoops * recvs * chunkSteps);
 }
 
-static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w, plan_proxy_t* pp) {
+static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, mk_work_t* w,
+                              plan_proxy_t* pp) {
   size_t ts = host_type_size(t->type);
   int N = comm->nRanks;
   int chunkSteps, sliceSteps;
   mk_coll_shape(t->coll, &chunkSteps, &sliceSteps);
   int stepSize = comm->dp.buffSize / MKCCL_STEPS;
-  int64_t chunkBytes = (int64_t)chunkSteps * stepSize;
-  int64_t chunkElems = chunkBytes / (int64_t)ts / mk_elem_align((int)ts) * mk_elem_align((int)ts);
   int blocks = t->coll == MK_COLL_ALLREDUCE ? N : 1;
   size_t totalBytes = t->count * ts * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)N);
+  plan_choice_t choice;
+  MK_CHECK(plan_tune_coll(comm, t, numPipeOps, (int64_t)chunkSteps * stepSize, plan_channels(comm, totalBytes),
+                          &choice));
+  int64_t chunkElems = choice.chunkBytes / (int64_t)ts;
   memset(w, 0, sizeof(*w));
   w->coll = (uint8_t)t->coll;
-  w->algo = MK_ALGO_RING;
-  w->proto = MK_PROTO_SIMPLE;
+  w->algo = (uint8_t)choice.algo; /* ring: the only layout below so far */
+  w->proto = (uint8_t)choice.proto;
   w->type = (uint8_t)t->type;
   w->op = (uint8_t)t->op;
   w->scalar = t->scalar;
@@ -76,7 +81,8 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, mk_wo
   w->chunkSize = (int32_t)(chunkElems * (int64_t)ts);
   w->opCount = comm->dp.opCount++;
   w->channelLo = 0;
-  w->nChannels = (uint8_t)plan_channels(comm, totalBytes);
+  w->nChannels = (uint8_t)choice.nChannels;
+  plan_profile_coll_start(comm, pp->profGroup, t, w);
   int64_t nLoops = sched_nloops((int64_t)t->count, chunkElems, w->nChannels, blocks);
   for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
     channel_t* ch = &comm->dp.channels[c];
@@ -137,6 +143,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   }
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
+  pp.profGroup = plan_profile_group_start(comm);
   if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream), res, out);
   /* Few items (the usual case) are planned on the stack. */
   size_t nMax = (size_t)tasks->n + (size_t)comm->nRanks + 1;
@@ -145,6 +152,8 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
     res = MK_FAIL(ncclSystemError, "out of memory planning %d operations", tasks->n);
     goto out;
   }
+  int numPipeOps = 0;
+  for (plan_task_t* t = tasks->head; t; t = t->next) numPipeOps += t->kind == TASK_COLL;
   for (plan_task_t* t = tasks->head; t; t = t->next) {
     if (t->kind != TASK_COLL || t->count == 0) continue;
     if (gpu && ((t->recvbuff && !gpu_exec_pointer_ok(t->recvbuff)) || (t->sendbuff && !gpu_exec_pointer_ok(t->sendbuff)))) {
@@ -156,14 +165,16 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
       plan_local(t);
       continue;
     }
-    MK_CHECK_GOTO(plan_coll(comm, t, &works[nWorks++], &pp), res, out);
+    MK_CHECK_GOTO(plan_coll(comm, t, numPipeOps, &works[nWorks++], &pp), res, out);
   }
   int nColl = nWorks;
   MK_CHECK_GOTO(plan_p2p(comm, tasks, works + nColl, &nWorks, &pp), res, out);
   nWorks += nColl;
   if (nWorks == 0) goto out;
   plan_proxy_post(&pp);
+  void* launch = plan_profile_launch_start(comm, stream);
   res = plan_execute(comm, works, nWorks, stream);
+  profile_event_stop(&comm->profile, launch);
   if (res != ncclSuccess) {
     ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
     res = MK_FAIL(proxyRes != ncclSuccess ? proxyRes : res,
@@ -171,6 +182,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
                   proxyRes != ncclSuccess ? "a network peer failed (proxy error)" : "aborted");
   }
 out:
+  plan_profile_stop(comm, works, nWorks, pp.profGroup);
   plan_proxy_discard(&pp);
   if (works != local) free(works);
   if (gpu) gpu_exec_ctx_restore(callerCtx);

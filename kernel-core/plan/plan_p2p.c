@@ -12,6 +12,7 @@
 #include "device/common/shape.h"
 #include "device/common/p2p_part.h"
 #include "device/host/host_types.h"
+#include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
 #include "transport/transport.h"
 
@@ -95,6 +96,7 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
         w->recvBytes = r ? (int64_t)task_bytes(r) : -1;
         w->sendbuff = s ? s->sendbuff : NULL;
         w->recvbuff = r ? r->recvbuff : NULL;
+        plan_profile_p2p_start(comm, pp->profGroup, s, r, w);
         for (int c = 0; c < nch && d != 0; c++) {
           channel_peer_t* sp = &comm->dp.channels[c].peers[sendPeer];
           channel_peer_t* rp = &comm->dp.channels[c].peers[recvPeer];

@@ -4,11 +4,13 @@
 
 #include "base/err.h"
 #include "comm/comm.h"
+#include "profile/profile.h"
 #include "transport/transport.h"
 
 void plan_proxy_init(plan_proxy_t* pp, struct ncclComm* comm) {
   pp->comm = comm;
   pp->nOps = 0;
+  pp->profGroup = NULL;
 }
 
 /* The op collecting subs for (work, transport, side), created on demand. */
@@ -59,7 +61,8 @@ ncclResult_t plan_proxy_add(plan_proxy_t* pp, connector_t* conn, uint64_t steps,
   sub->nsteps = steps;
   sub->nbytes = -1;
   sub->groupSize = 1;
-  return ncclSuccess;
+  /* The proxy reports ProxyOp/ProxyStep events of this sub under the item's Coll/P2p event. */
+  return profile_proxy_sub_attach(&pp->comm->profile, w->profiler[conn->isSend ? 1 : 0], conn->isSend, sub);
 }
 
 void plan_proxy_post(plan_proxy_t* pp) {
@@ -68,6 +71,9 @@ void plan_proxy_post(plan_proxy_t* pp) {
 }
 
 void plan_proxy_discard(plan_proxy_t* pp) {
-  for (int i = 0; i < pp->nOps; i++) proxy_op_free(pp->ops[i]);
+  for (int i = 0; i < pp->nOps; i++) {
+    if (profile_proxy_tracked(&pp->ops[i]->args)) profile_proxy_finish(&pp->ops[i]->args);
+    proxy_op_free(pp->ops[i]);
+  }
   pp->nOps = 0;
 }

@@ -16,6 +16,7 @@ typedef struct {
   struct ncclComm* comm;
   proxy_op_t* ops[PLAN_PROXY_MAX_OPS];
   int nOps;
+  void* profGroup; /* the launch's profiler Group event, parent of its Coll/P2p events (NULL: none) */
 } plan_proxy_t;
 
 void plan_proxy_init(plan_proxy_t* pp, struct ncclComm* comm);

@@ -22,6 +22,7 @@ typedef struct plan_task {
   int root;               /* rooted collectives */
   int peer;               /* send/recv */
   void* stream;           /* cudaStream_t of the call (GPU communicators) */
+  void* profApi;          /* its CollApi/P2pApi profiler event, parent of its Coll/P2p (NULL: none) */
 } plan_task_t;
 
 typedef struct {

@@ -10,27 +10,30 @@
  * are accepted everywhere and do nothing.
  *
  * Hierarchy and where each call belongs (NCCL's):
- *   api/ (ncclGroupStart, ncclAllReduce...):
- *     profile_group_api_start   at the outermost ncclGroupStart (or an implicit group)
- *     profile_group_api_state   GroupStartApiStop when ncclGroupStart returns,
- *                               GroupEndApiStart when ncclGroupEnd begins
- *     profile_coll_api_start / profile_p2p_api_start   in each collective / send / recv
- *                               call, parent the GroupApi event; stop before returning
+ *   the API calls (plan/group.c, through plan_profile.c):
+ *     profile_group_api_start   when a call first queues on the communicator in a
+ *                               group (explicit or implicit); GroupStartApiStop at once
+ *     profile_group_api_state   GroupEndApiStart when the outermost ncclGroupEnd begins
+ *     profile_coll_api_start / profile_p2p_api_start   per queued collective / send /
+ *                               recv, parent the GroupApi event; stopped once queued
  *     profile_kernel_launch_start   around the executor launch, parent the GroupApi
- *     profile_group_api_stop    when ncclGroupEnd returns
- *   plan/ (at group end):
+ *     profile_group_api_stop    when the group has run
+ *   plan/ (at group end; plan_profile.c):
  *     profile_group_start       once per launched group
  *     profile_coll_start / profile_p2p_start   per task, parents the Group and the
  *                               task's CollApi/P2pApi event (may be NULL)
  *     profile_proxy_sub_attach  in plan_proxy_add, for each sub of a proxy op, with the
  *                               task's Coll/P2p event: the proxy then reports ProxyOp,
  *                               ProxyStep and state events for it by itself
- *     profile_event_stop        for Coll/P2p once enqueued (NCCL's meaning), then the Group
+ *     profile_event_stop        for Coll/P2p once enqueued (NCCL's meaning; host
+ *                               executors: once run), then the Group
  *   proxy/ (proxy_loop.c, wired here):
  *     profile_proxy_prepare / profile_proxy_observe   around each proxyProgress call
  *     profile_proxy_finish      when the op leaves the active list (done or dropped)
- *     profile_proxy_ctrl_*      the progress thread's own states (not wired: the
- *                               proxy thread serves every communicator)
+ *     profile_proxy_ctrl_*      per run of ops a communicator posted, when the loop
+ *                               takes them: Append, AppendEnd (count). The thread's
+ *                               idle/sleep states are not reported: it serves every
+ *                               communicator
  *   device/host executor: profile_kernel_ch_start / _stop per channel and work item.
  *   net plugins: profile_net_callback is the ncclProfilerCallback_t the core hands
  *     to net v10+ init (plugin/net.c). The transport passes, as isend/irecv's

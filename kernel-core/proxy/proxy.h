@@ -22,6 +22,7 @@ typedef struct proxy_client {
   _Atomic uint64_t opsPosted;
   _Atomic uint64_t opsDone;
   int rank;
+  struct profile_comm* profile;   /* ProxyCtrl events of the ops it appends (set after attach; may be NULL) */
 } proxy_client_t;
 
 typedef ncclResult_t (*proxy_progress_fn)(void* tctx, mkcclProxyOp_v1* op);

@@ -18,18 +18,46 @@ void proxy_loop_destroy(proxy_loop_t* loop) { free(loop); }
 
 void proxy_loop_post(proxy_loop_t* loop, proxy_op_t* op) { op_queue_push(&loop->queue, &op->node); }
 
+/* A run of ops one client posted, taken into the active list: a ProxyCtrl
+ * event of that client's communicator (Append, then AppendEnd with the
+ * count). The thread serves every communicator, so its own idle/sleep
+ * states belong to none and are not reported. */
+static void* proxy_loop_ctrl_begin(proxy_client_t* c) {
+  if (!c || !profile_active(c->profile, ncclProfileProxyCtrl)) return NULL;
+  void* ev = profile_proxy_ctrl_start(c->profile);
+  profile_proxy_ctrl_state(c->profile, ev, ncclProfilerProxyCtrlAppend, 0);
+  return ev;
+}
+
+static void proxy_loop_ctrl_end(proxy_client_t* c, void* ev, int appended) {
+  if (!ev) return;
+  profile_proxy_ctrl_state(c->profile, ev, ncclProfilerProxyCtrlAppendEnd, appended);
+  profile_event_stop(c->profile, ev);
+}
+
 /* New ops join the end of the active list, keeping post order: ops on one
  * connection must start in the order they were posted. */
 static void proxy_loop_take_new(proxy_loop_t* loop) {
   op_queue_node_t* n;
+  proxy_client_t* runClient = NULL;
+  void* runEvent = NULL;
+  int runOps = 0;
   while ((n = op_queue_pop(&loop->queue)) != NULL) {
     proxy_op_t* op = (proxy_op_t*)n;
+    if (op->client != runClient || runOps == 0) {
+      proxy_loop_ctrl_end(runClient, runEvent, runOps);
+      runClient = op->client;
+      runEvent = proxy_loop_ctrl_begin(runClient);
+      runOps = 0;
+    }
+    runOps++;
     op->nextActive = NULL;
     if (loop->activeTail) loop->activeTail->nextActive = op;
     else loop->activeHead = op;
     loop->activeTail = op;
     __atomic_add_fetch(&loop->nActive, 1, __ATOMIC_RELEASE);
   }
+  proxy_loop_ctrl_end(runClient, runEvent, runOps);
 }
 
 static void proxy_loop_finish(proxy_op_t* op) {

@@ -15,7 +15,7 @@ struct tune_ctx {
   tune_filter_t filter;
   const ncclTuner_v6_t* tuner;
   void* tunerCtx;
-  uint8_t loggedLack[NCCL_NUM_ALGORITHMS];
+  uint8_t loggedLack[NCCL_NUM_ALGORITHMS]; /* bit per protocol: logged once per algorithm/protocol */
   int loggedTunerError;
 };
 
@@ -114,8 +114,8 @@ static void tune_table_fill(tune_ctx_t* ctx, const tune_request_t* req, float ta
       memcpy(table, saved, sizeof(saved));
       if (!ctx->loggedTunerError++)
         MK_WARN("TUNER/Plugin: getCollInfo failed (%d): using the built-in model's table", (int)res);
-    } else if (pluginNc >= 1 && pluginNc <= req->nChannelsMax) {
-      nc = pluginNc;
+    } else if (pluginNc >= 1) {
+      nc = pluginNc < req->nChannelsMax ? pluginNc : req->nChannelsMax; /* honoured within what exists */
     }
   }
   *nChannels = nc;
@@ -165,8 +165,8 @@ ncclResult_t tune_decide_request(tune_ctx_t* ctx, const tune_request_t* req, tun
   int nc = 1, algo = -1, proto = -1, anyAlgo = -1, anyProto = -1;
   tune_table_fill(ctx, req, table, before, &nc);
   if (tune_table_min(table, NULL, &anyAlgo, &anyProto) == 0 && !supported[anyAlgo][anyProto] &&
-      !ctx->loggedLack[anyAlgo]) {
-    ctx->loggedLack[anyAlgo] = 1;
+      !(ctx->loggedLack[anyAlgo] & (1u << anyProto))) {
+    ctx->loggedLack[anyAlgo] |= (uint8_t)(1u << anyProto);
     MK_INFO(NCCL_TUNING, "TUNER: %s/%s is preferred for %s but mkccl's executors lack it: skipped",
             tune_algo_name(anyAlgo), tune_proto_name(anyProto), tune_func_name(req->func));
   }

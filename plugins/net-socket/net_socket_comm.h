@@ -44,6 +44,7 @@ typedef struct net_socket_request {
   int ctrlDone;      /* send: header (and inline payload) written */
   uint64_t seq;      /* posting order, for receive matching */
   net_socket_sub_t subs[NET_SOCKET_MAX_RECVS];
+  void* pEvents[NET_SOCKET_MAX_RECVS]; /* NetPlugin profiler events per buffer (net_socket_prof.c) */
   /* send: what goes on the control socket, header then inline payload */
   net_socket_hdr_t hdr;
   char* tail;

@@ -1,6 +1,7 @@
 #include "net_socket_entry.h"
 
 #include "net_socket_log.h"
+#include "net_socket_prof.h"
 
 ncclResult_t net_socket_e_listen_ctx(void* ctx, int dev, void* handle, void** listenComm) {
   return net_socket_listen(dev, handle, listenComm, net_socket_ctx_traffic_class(ctx));
@@ -28,14 +29,16 @@ ncclResult_t net_socket_e_accept_dev(void* listenComm, void** recvComm, ncclNetD
 
 ncclResult_t net_socket_e_isend_v10(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                                     void** request) {
-  (void)phandle;
-  return net_socket_e_isend_v9(sendComm, data, size, tag, mhandle, request);
+  NS_CHECK(net_socket_e_isend_v9(sendComm, data, size, tag, mhandle, request));
+  if (*request) net_socket_prof_start(*request, &phandle);
+  return ncclSuccess;
 }
 
 ncclResult_t net_socket_e_irecv_v10(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
                                     void** phandles, void** request) {
-  (void)phandles;
-  return net_socket_e_irecv_v9(recvComm, n, data, sizes, tags, mhandles, request);
+  NS_CHECK(net_socket_e_irecv_v9(recvComm, n, data, sizes, tags, mhandles, request));
+  if (*request) net_socket_prof_start(*request, phandles);
+  return ncclSuccess;
 }
 
 ncclResult_t net_socket_e_isend_v9(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) {

@@ -1,6 +1,7 @@
 /* test(): progress the control socket of the request's comm, then report
  * whether the request is complete and with which sizes. */
 #include "net_socket_log.h"
+#include "net_socket_prof.h"
 #include "net_socket_xfer.h"
 
 static int net_socket_request_complete(const net_socket_request_t* r) {
@@ -31,6 +32,7 @@ ncclResult_t net_socket_test(void* request, int* done, int* sizes) {
   }
   if (sizes)
     for (int i = 0; i < r->n; i++) sizes[i] = (int)(comm->isSend ? r->subs[i].size : r->subs[i].received);
+  net_socket_prof_stop(r);
   r->used = 0;
   *done = 1;
   return ncclSuccess;

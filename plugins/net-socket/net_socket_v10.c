@@ -1,10 +1,11 @@
 /* ncclNetPlugin_v10: no ctx; the traffic class comes with each connect. */
 #include "net_socket_entry.h"
 #include "net_socket_log.h"
+#include "net_socket_prof.h"
 #include "net_socket_vprops.h"
 
 static ncclResult_t net_socket_v10_init(ncclDebugLogger_t logger, ncclProfilerCallback_t profiler) {
-  (void)profiler;
+  net_socket_prof_set(profiler);
   return net_socket_init(logger);
 }
 

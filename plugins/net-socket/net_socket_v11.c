@@ -1,11 +1,12 @@
 /* ncclNetPlugin_v11: what NCCL 2.28 loads. */
 #include "net_socket_entry.h"
 #include "net_socket_log.h"
+#include "net_socket_prof.h"
 #include "net_socket_vprops.h"
 
 static ncclResult_t net_socket_v11_init(void** ctx, uint64_t commId, ncclNetCommConfig_v11_t* config,
                                         ncclDebugLogger_t logger, ncclProfilerCallback_t profiler) {
-  (void)profiler;
+  net_socket_prof_set(profiler);
   NS_CHECK(net_socket_init(logger));
   return net_socket_ctx_new(commId, config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF, ctx);
 }

@@ -1,8 +1,11 @@
 /* A recording profiler for tests, one source for every ABI version:
- * compiled with TEST_PROFILER_VERSION=1..6 it exports ncclProfiler_v<N>
- * and test_profiler_report(). The mask comes from MKCCL_TEST_PROFILER_MASK
- * (default all events). Test code: one communicator at a time, reads the
- * environment directly. */
+ * compiled with TEST_PROFILER_VERSION=1..6 it exports ncclProfiler_v<N>,
+ * test_profiler_report() and test_profiler_set_mask() (changes the mask
+ * the host reads at each event). The mask comes from
+ * MKCCL_TEST_PROFILER_MASK (default all events). Test code: one communicator at a time, reads the
+ * environment directly. Thread-safe (the planner, the executor's channel
+ * threads and the proxy thread report concurrently). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +17,7 @@
 
 static test_report_t report = {V, 0, 0, 0, 0, {{0}}};
 static int calls;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 EXPORT test_report_t* test_profiler_report(void) { return &report; }
 
@@ -24,34 +28,46 @@ static int rec_index(void* h) {
   return (int)(r - report.recs);
 }
 
+/* The host's activation mask, which a profiler may change at any time. */
+static int* hostMask;
+EXPORT void test_profiler_set_mask(int mask) {
+  if (hostMask) __atomic_store_n(hostMask, mask, __ATOMIC_RELAXED);
+}
+
 static ncclResult_t rec_init(void** ctx, int* mask) {
   const char* m = getenv("MKCCL_TEST_PROFILER_MASK");
   *mask = m ? (int)strtol(m, NULL, 0) : 0x7fff;
+  hostMask = mask;
   *ctx = &report;
   report.inits++;
   return ncclSuccess;
 }
 
 static ncclResult_t rec_stop(void* h) {
+  pthread_mutex_lock(&lock);
   int i = rec_index(h);
   if (i < 0 || report.recs[i].stopped) report.badStops++;
   else report.recs[i].stopped++, report.recs[i].stoppedAt = calls++;
+  pthread_mutex_unlock(&lock);
   return ncclSuccess;
 }
 
 static ncclResult_t rec_finalize(void* ctx) {
   (void)ctx;
+  hostMask = NULL;
   report.finalizes++;
   return ncclSuccess;
 }
 
-/* Version-independent part of startEvent: the descriptor's common head. */
+/* Version-independent part of startEvent: the descriptor's common head
+ * (called with the lock held). */
 static test_rec_t* rec_new(uint64_t type, void* parent) {
   if (report.n == TEST_REC_MAX) return NULL;
   test_rec_t* r = &report.recs[report.n++];
   memset(r, 0, sizeof(*r));
   r->type = type;
   r->parent = rec_index(parent);
+  r->parentGroup = -1;
   r->startedAt = calls++;
   return r;
 }
@@ -59,10 +75,12 @@ static test_rec_t* rec_new(uint64_t type, void* parent) {
 #define REC_STATE(ArgsT)                                                          \
   static ncclResult_t rec_state(void* h, ncclProfilerEventState_t s, ArgsT* a) { \
     (void)a;                                                                      \
+    pthread_mutex_lock(&lock);                                                    \
     int i = rec_index(h);                                                         \
     if (i < 0) report.badStops++;                                                 \
     else if (report.recs[i].nStates < TEST_REC_STATES)                            \
       report.recs[i].states[report.recs[i].nStates++] = (int)s;                   \
+    pthread_mutex_unlock(&lock);                                                  \
     return ncclSuccess;                                                           \
   }
 
@@ -70,12 +88,14 @@ static test_rec_t* rec_new(uint64_t type, void* parent) {
 REC_STATE(ncclProfilerEventStateArgs_v1_t)
 static ncclResult_t rec_start(void* ctx, void** h, ncclProfilerEventDescr_v1_t* d) {
   (void)ctx;
+  pthread_mutex_lock(&lock);
   test_rec_t* r = rec_new(d->type, d->parentObj);
-  if (r && d->type == ncclProfileColl) r->funcCode = d->coll.func;
+  if (r && d->type == ncclProfileColl) r->funcCode = d->coll.func, r->nChannels = d->coll.nMaxChannels;
   if (r && d->type == ncclProfileP2p) r->funcCode = d->p2p.func;
   if (r && d->type == ncclProfileProxyStep) r->step = d->proxyStep.step;
-  if (r && d->type == ncclProfileProxyOp) r->isSend = d->proxyOp.isSend;
+  if (r && d->type == ncclProfileProxyOp) r->isSend = d->proxyOp.isSend, r->chunkSize = d->proxyOp.chunkSize;
   *h = r;
+  pthread_mutex_unlock(&lock);
   return ncclSuccess;
 }
 EXPORT const ncclProfiler_v1_t ncclProfiler_v1 = {"test-v1", rec_init, rec_start, rec_stop, rec_state, rec_finalize};
@@ -98,15 +118,27 @@ REC_STATE(ncclProfilerEventStateArgs_v6_t)
 #endif
 static ncclResult_t rec_start(void* ctx, void** h, DESCR* d) {
   (void)ctx;
+  pthread_mutex_lock(&lock);
   test_rec_t* r = rec_new(d->type, d->parentObj);
-  if (r && d->type == ncclProfileColl) r->func = d->coll.func;
+  if (r && d->type == ncclProfileColl) r->func = d->coll.func, r->algo = d->coll.algo;
   if (r && d->type == ncclProfileP2p) r->func = d->p2p.func;
+#if V >= 4
+  if (r && d->type == ncclProfileColl) r->nChannels = d->coll.nChannels;
+  if (r && d->type == ncclProfileP2p) r->nChannels = d->p2p.nChannels;
+#else
+  if (r && d->type == ncclProfileColl) r->nChannels = d->coll.nMaxChannels;
+#endif
   if (r && d->type == ncclProfileProxyStep) r->step = d->proxyStep.step;
-  if (r && d->type == ncclProfileProxyOp) r->isSend = d->proxyOp.isSend;
+  if (r && d->type == ncclProfileProxyOp) r->isSend = d->proxyOp.isSend, r->chunkSize = d->proxyOp.chunkSize;
 #if V >= 3
   if (r && d->type == ncclProfileNetPlugin) r->netId = d->netPlugin.id;
 #endif
+#if V >= 5
+  if (r && d->type == ncclProfileColl) r->parentGroup = rec_index(d->coll.parentGroup);
+  if (r && d->type == ncclProfileP2p) r->parentGroup = rec_index(d->p2p.parentGroup);
+#endif
   *h = r;
+  pthread_mutex_unlock(&lock);
   return ncclSuccess;
 }
 #if V == 2

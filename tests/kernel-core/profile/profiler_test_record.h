@@ -20,6 +20,10 @@ typedef struct {
   int step;         /* ProxyStep */
   int isSend;       /* ProxyOp */
   int64_t netId;    /* NetPlugin */
+  int nChannels;    /* Coll, P2p */
+  int chunkSize;    /* ProxyOp */
+  const char* algo; /* Coll, v2+ */
+  int parentGroup;  /* Coll, P2p, v5+: index of coll.parentGroup / p2p.parentGroup (as parent) */
 } test_rec_t;
 
 typedef struct {
@@ -31,5 +35,6 @@ typedef struct {
 } test_report_t;
 
 typedef test_report_t* (*test_report_fn)(void);
+typedef void (*test_set_mask_fn)(int mask);
 
 #endif

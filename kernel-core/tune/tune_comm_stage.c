@@ -1,0 +1,24 @@
+/* Stage "tune": a communicator's tuning context, made from what init
+ * learned about the ranks (nRanks, nodes, GPU or host) and the process's
+ * tuner plugin, if one loads. The planner asks it for every collective
+ * (plan/plan_tune.c). */
+#include "base/err.h"
+#include "comm/comm.h"
+#include "tune/tune.h"
+
+ncclResult_t comm_tune_stage_init(struct ncclComm* comm) {
+  tune_topo_t topo;
+  tune_topo_default(&topo, comm->nRanks, comm->nNodes);
+  topo.gpu = comm->cudaDev >= 0;
+  const ncclTuner_v6_t* tuner = NULL;
+  MK_CHECK(tune_plugin_acquire(&tuner));
+  ncclResult_t res = tune_ctx_create(&topo, tuner, comm->commHash, &comm->tune);
+  if (res != ncclSuccess) tune_plugin_release();
+  return res;
+}
+
+void comm_tune_stage_destroy(struct ncclComm* comm) {
+  tune_ctx_destroy(comm->tune); /* the plugin's finalize, before its library may close */
+  comm->tune = NULL;
+  tune_plugin_release();
+}
