@@ -74,6 +74,11 @@ typedef struct {
   int needConsumed;      /* irecvConsumed after the executor consumed */
   void* consumeReq[MKCCL_STEPS]; /* completed receives awaiting irecvConsumed */
   uint64_t step;         /* proxy's step counter: next op's base rounds up from here */
+  /* Ops on one connection go in step order (see net_turn): end step of the
+   * last op whose steps were all handed to the plugin (isend/irecv), and of
+   * the last whose steps all went back to the executor (head / tail). */
+  uint64_t postedEnd;
+  uint64_t handedEnd;
 } transport_net_conn_t;
 
 /* Shared comms (transport_net_shared.c). */

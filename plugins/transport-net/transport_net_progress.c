@@ -17,12 +17,29 @@ static void* net_phandle(mkcclProxySubOp_v1* sub, uint64_t k) {
   return sub->profilerHandle ? ((void**)sub->profilerHandle)[k % MKCCL_STEPS] : NULL;
 }
 
+/* userData[0] of a sub: where the previous op on its connection ends. */
+#define NET_PREV_END(sub) ((sub)->userData[0])
+
+/* Several ops on one connection may be active at once; each may post, and
+ * hand steps back to the executor, only once the op before it on that
+ * connection (ending at `end`) has done so for all of its steps:
+ * - posting: messages of one tag match receives in post order, so an op
+ *   whose isend or irecv went ahead of an earlier op's (retried after a
+ *   busy plugin) would swap their data;
+ * - handing back: head and tail are absolute step counts, and a plugin may
+ *   complete a later op's requests first (libfabric: an eager message
+ *   overtakes a rendezvous one), so the later op would publish steps whose
+ *   data has not arrived, and the earlier op's last store would then move
+ *   head or tail backwards (a hang). */
+static int net_turn(const mkcclProxySubOp_v1* sub, uint64_t end) { return end >= (uint64_t)NET_PREV_END(sub); }
+
 /* READY -> PROGRESS: each sub starts at its connection's step, rounded up
  * to a chunk, exactly as the executor does; receives are grouped. */
 static void net_op_start(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op, int isRecv) {
   for (int s = 0; s < op->nsubs; s++) {
     mkcclProxySubOp_v1* sub = &op->subs[s];
     transport_net_conn_t* c = sub->conn;
+    NET_PREV_END(sub) = (int64_t)c->step;
     sub->base = net_round_up(c->step, (uint64_t)op->chunkSteps);
     c->step = sub->base + sub->nsteps;
     sub->posted = sub->received = sub->transmitted = sub->done = 0;
@@ -57,8 +74,8 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
     if (sub->done == sub->nsteps) continue;
     transport_net_conn_t* c = sub->conn;
     mkcclConnFifo_v1* fifo = c->recvMem->connFifo;
-    /* Published by the executor: send it. */
-    while (sub->transmitted < sub->nsteps) {
+    /* Published by the executor: send it, in step order. */
+    while (sub->transmitted < sub->nsteps && net_turn(sub, c->postedEnd)) {
       uint64_t step = sub->base + sub->transmitted;
       int slot = conn_fifo_slot(step);
       if (!conn_fifo_can_consume(&c->recvMem->tail, step)) break;
@@ -71,10 +88,11 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (!req) break; /* the plugin is busy: try again next round */
       sub->requests[slot] = req;
       sub->transmitted += (uint64_t)op->sliceSteps;
+      if (sub->transmitted == sub->nsteps) c->postedEnd = sub->base + sub->nsteps;
       op->idle = 0;
     }
-    /* Completed sends free their slot for the executor. */
-    while (sub->done < sub->transmitted) {
+    /* Completed sends free their slot for the executor, in step order. */
+    while (sub->done < sub->transmitted && net_turn(sub, c->handedEnd)) {
       uint64_t step = sub->base + sub->done;
       int slot = conn_fifo_slot(step);
       int done = 0;
@@ -85,7 +103,10 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       sub->done += (uint64_t)op->sliceSteps;
       conn_fifo_release(fifo, &c->sendMem->head, step, op->sliceSteps);
       op->idle = 0;
-      if (sub->done == sub->nsteps) op->done++;
+      if (sub->done == sub->nsteps) {
+        c->handedEnd = sub->base + sub->nsteps;
+        op->done++;
+      }
     }
   }
   if (op->done == op->nsubs) op->state = MKCCL_PROXY_OP_DONE;
@@ -111,6 +132,7 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
     mkcclProxySubOp_v1* sub = lead + i;
     transport_net_conn_t* c = sub->conn;
     uint64_t step = sub->base + sub->posted;
+    if (!net_turn(sub, c->postedEnd)) return ncclSuccess;
     if (!conn_fifo_can_produce(&c->sendMem->head, step + (uint64_t)op->sliceSteps - 1)) return ncclSuccess;
     data[i] = c->buff + (size_t)conn_fifo_slot(step) * c->stepSize;
     sizes[i] = (size_t)c->stepSize * (size_t)op->sliceSteps;
@@ -124,7 +146,11 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
   if (res != ncclSuccess) return res;
   if (!req) return ncclSuccess;
   lead->requests[conn_fifo_slot(lead->base + lead->posted)] = req;
-  for (int i = 0; i < g; i++) lead[i].posted += (uint64_t)op->sliceSteps;
+  for (int i = 0; i < g; i++) {
+    mkcclProxySubOp_v1* sub = lead + i;
+    sub->posted += (uint64_t)op->sliceSteps;
+    if (sub->posted == sub->nsteps) ((transport_net_conn_t*)sub->conn)->postedEnd = sub->base + sub->nsteps;
+  }
   *posted = 1;
   return ncclSuccess;
 }
@@ -160,7 +186,9 @@ static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1*
     }
     *progressed = 1;
   }
-  /* Flushed (or nothing to flush): the executor may read. */
+  /* Flushed (or nothing to flush): the executor may read, in step order. */
+  for (int i = 0; i < g; i++)
+    if (!net_turn(lead + i, ((transport_net_conn_t*)lead[i].conn)->handedEnd)) return ncclSuccess;
   if (lead->transmitted < lead->received) {
     int slot = conn_fifo_slot(lead->base + lead->transmitted);
     if (lead->requests[slot]) {
@@ -175,6 +203,7 @@ static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1*
       transport_net_conn_t* c = sub->conn;
       sub->transmitted += (uint64_t)op->sliceSteps;
       conn_fifo_store(&c->recvMem->tail, sub->base + sub->transmitted);
+      if (sub->transmitted == sub->nsteps) c->handedEnd = sub->base + sub->nsteps;
     }
     *progressed = 1;
   }

@@ -1,9 +1,11 @@
 /* transport-net's proxy state machine against a scripted fake net plugin
  * (in process): connect handshakes that take several calls, a plugin that
  * is sometimes busy (NULL requests), completions after several tests,
- * grouped receives on shared comms, iflush, irecvConsumed, and errors from
- * test. The executor is simulated step by step on both sides and every
- * byte is checked. */
+ * completions out of post order (as libfabric gives when an eager message
+ * overtakes a rendezvous one) while two ops share a connection, grouped
+ * receives on shared comms, iflush, irecvConsumed, and errors from test.
+ * The executor is simulated step by step on both sides, every byte is
+ * checked, and head and tail must never move backwards. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #define MAXMSG 256
 typedef struct {
   int tag;
+  int taken; /* matched to a receive, data not delivered yet */
   size_t size;
   char data[4096];
 } msg_t;
@@ -27,6 +30,7 @@ typedef struct {
 } wire_t;
 static wire_t wire;
 static int connectCalls, acceptCalls, busyEvery, testDelay, failAfter, tests;
+static int slowEvery, slowDelay, reqCount; /* every slowEvery-th request completes slowDelay tests late */
 static int irecvCalls, groupedIrecvs, iflushCalls, consumedCalls, consumedGroups;
 static ncclNetDeviceHandle_v12_t offloadHandle;
 static int askConsumed;
@@ -38,8 +42,39 @@ typedef struct {
   size_t sizes[8];
   int tags[8];
   int polls;
-  int got[8];
+  int slow;
+  int msg[8]; /* receive: the wire slot matched to each member, -1 none yet */
 } req_t;
+
+/* Receives not yet complete, in post order: messages match them in that
+ * order (per tag), as a real plugin's tag matching does, whatever order
+ * their completions are then reported in. */
+#define MAXREQ 512
+static req_t* pending[MAXREQ];
+static int npending;
+
+static req_t* req_new(int kind) {
+  req_t* r = calloc(1, sizeof(*r));
+  CHECK(r != NULL);
+  r->kind = kind;
+  r->slow = slowEvery && ++reqCount % slowEvery == 0;
+  for (int i = 0; i < 8; i++) r->msg[i] = -1;
+  return r;
+}
+
+static void match_pending(void) {
+  for (int p = 0; p < npending; p++) {
+    req_t* r = pending[p];
+    for (int i = 0; i < r->n; i++) {
+      for (int k = wire.head; r->msg[i] < 0 && k < wire.tail; k++) {
+        msg_t* m = &wire.q[k % MAXMSG];
+        if (m->size == (size_t)-1 || m->taken || m->tag != r->tags[i]) continue;
+        m->taken = 1;
+        r->msg[i] = k;
+      }
+    }
+  }
+}
 
 static ncclResult_t f_init(void** ctx, uint64_t id, ncclNetCommConfig_v12_t* c, ncclDebugLogger_t l, ncclProfilerCallback_t p) {
   (void)id, (void)c, (void)l, (void)p;
@@ -81,12 +116,13 @@ static ncclResult_t f_isend(void* comm, void* data, size_t size, int tag, void* 
   *request = NULL;
   if (busy()) return ncclSuccess;
   CHECK(size <= 4096);
+  CHECK(wire.tail - wire.head < MAXMSG);
   msg_t* m = &wire.q[wire.tail++ % MAXMSG];
   m->tag = tag;
+  m->taken = 0;
   m->size = size;
   memcpy(m->data, data, size);
-  req_t* r = calloc(1, sizeof(*r));
-  *request = r;
+  *request = req_new(0);
   return ncclSuccess;
 }
 static ncclResult_t f_irecv(void* comm, int n, void** data, size_t* sizes, int* tags, void** mh, void** ph, void** request) {
@@ -96,42 +132,42 @@ static ncclResult_t f_irecv(void* comm, int n, void** data, size_t* sizes, int* 
   CHECK(n >= 1 && n <= 8);
   irecvCalls++;
   if (n > 1) groupedIrecvs++;
-  req_t* r = calloc(1, sizeof(*r));
-  r->kind = 1;
+  req_t* r = req_new(1);
   r->n = n;
   for (int i = 0; i < n; i++) r->data[i] = data[i], r->sizes[i] = sizes[i], r->tags[i] = tags[i];
+  CHECK(npending < MAXREQ);
+  pending[npending++] = r;
   *request = r;
   return ncclSuccess;
 }
 static ncclResult_t f_iflush(void* comm, int n, void** data, int* sizes, void** mh, void** request) {
   (void)comm, (void)n, (void)data, (void)sizes, (void)mh;
   iflushCalls++;
-  req_t* r = calloc(1, sizeof(*r));
-  r->kind = 2;
-  *request = r;
+  *request = req_new(2);
   return ncclSuccess;
 }
-/* Receives match queued messages of their tag, oldest first. */
+/* A receive completes once all its members matched and its delay passed;
+ * only then does the data land in its buffers (a late one stays unwritten). */
 static ncclResult_t f_test(void* request, int* done, int* sizes) {
   req_t* r = request;
   if (failAfter && ++tests > failAfter) return ncclSystemError;
   *done = 0;
-  if (++r->polls <= testDelay) return ncclSuccess;
+  match_pending();
+  if (++r->polls <= testDelay + (r->slow ? slowDelay : 0)) return ncclSuccess;
   if (r->kind == 1) {
+    for (int i = 0; i < r->n; i++)
+      if (r->msg[i] < 0) return ncclSuccess;
     for (int i = 0; i < r->n; i++) {
-      if (r->got[i]) continue;
-      for (int k = wire.head; k < wire.tail; k++) {
-        msg_t* m = &wire.q[k % MAXMSG];
-        if (m->size == (size_t)-1 || m->tag != r->tags[i]) continue;
-        CHECK(m->size <= r->sizes[i]);
-        memcpy(r->data[i], m->data, m->size);
-        r->sizes[i] = m->size;
-        r->got[i] = 1;
-        m->size = (size_t)-1;
-        break;
-      }
-      if (!r->got[i]) return ncclSuccess;
+      msg_t* m = &wire.q[r->msg[i] % MAXMSG];
+      CHECK(m->size <= r->sizes[i]);
+      memcpy(r->data[i], m->data, m->size);
+      r->sizes[i] = m->size;
+      m->size = (size_t)-1;
     }
+    int p = 0;
+    while (p < npending && pending[p] != r) p++;
+    CHECK(p < npending);
+    memmove(&pending[p], &pending[p + 1], (size_t)(--npending - p) * sizeof(pending[0]));
     while (wire.head < wire.tail && wire.q[wire.head % MAXMSG].size == (size_t)-1) wire.head++;
     if (sizes)
       for (int i = 0; i < r->n; i++) sizes[i] = (int)r->sizes[i];
@@ -225,57 +261,103 @@ static mkcclProxyOp_v1* make_op(side_t* sides, uint64_t nsteps, int sliceSteps) 
 
 static unsigned char pattern(int c, uint64_t step, int i) { return (unsigned char)(c * 31 + step * 7 + (uint64_t)i); }
 
-/* Run one op of nsteps on every channel; returns the first error. */
-static ncclResult_t run(void* tctx, side_t* snd, side_t* rcv, uint64_t nsteps, int sliceSteps) {
-  mkcclProxyOp_v1* so = make_op(snd, nsteps, sliceSteps);
-  mkcclProxyOp_v1* ro = make_op(rcv, nsteps, sliceSteps);
-  uint64_t sent[NCH], rcvd[NCH];
+/* Run nops ops back to back on every channel, all handed to the proxy at
+ * once (its active list holds them all and progresses them in post order)
+ * while the executor goes through them in order; returns the first error. */
+#define MAXOPS 4
+static ncclResult_t run_ops(void* tctx, side_t* snd, side_t* rcv, int nops, const uint64_t* nsteps, const int* slices) {
+  CHECK(nops >= 1 && nops <= MAXOPS);
+  mkcclProxyOp_v1 *so[MAXOPS], *ro[MAXOPS];
+  for (int k = 0; k < nops; k++) {
+    so[k] = make_op(snd, nsteps[k], slices[k]);
+    ro[k] = make_op(rcv, nsteps[k], slices[k]);
+  }
+  int sop[NCH], rop[NCH]; /* the op the executor is in, per side */
+  uint64_t sent[NCH], rcvd[NCH], lastHead[NCH], lastTail[NCH];
   for (int c = 0; c < NCH; c++) {
-    snd[c].step = (snd[c].step + sliceSteps - 1) / sliceSteps * sliceSteps;
-    rcv[c].step = (rcv[c].step + sliceSteps - 1) / sliceSteps * sliceSteps;
+    snd[c].step = (snd[c].step + slices[0] - 1) / slices[0] * slices[0];
+    rcv[c].step = (rcv[c].step + slices[0] - 1) / slices[0] * slices[0];
+    sop[c] = rop[c] = 0;
     sent[c] = rcvd[c] = 0;
+    lastHead[c] = conn_fifo_load(snd[c].info.head);
+    lastTail[c] = conn_fifo_load(rcv[c].info.tail);
   }
   ncclResult_t res = ncclSuccess;
-  for (int round = 0; round < 100000 && (so->state != MKCCL_PROXY_OP_DONE || ro->state != MKCCL_PROXY_OP_DONE); round++) {
+  int left = 1;
+  for (int round = 0; round < 100000 && left; round++) {
     for (int c = 0; c < NCH; c++) {
       side_t* s = &snd[c];
-      if (sent[c] < nsteps && conn_fifo_can_produce(s->info.head, s->step + sliceSteps - 1)) {
+      int sl = sop[c] < nops ? slices[sop[c]] : 0;
+      if (sl && conn_fifo_can_produce(s->info.head, s->step + sl - 1)) {
         char* buf = s->info.buffs[MKCCL_PROTO_SIMPLE] + (size_t)conn_fifo_slot(s->step) * STEP;
         int len = (int)((s->step % 3) + 1) * 100;
         for (int i = 0; i < len; i++) buf[i] = (char)pattern(c, s->step, i);
-        conn_fifo_publish(s->info.connFifo, s->info.tail, s->step, sliceSteps, len);
-        s->step += (uint64_t)sliceSteps;
-        sent[c] += (uint64_t)sliceSteps;
+        conn_fifo_publish(s->info.connFifo, s->info.tail, s->step, sl, len);
+        s->step += (uint64_t)sl;
+        sent[c] += (uint64_t)sl;
+        if (sent[c] == nsteps[sop[c]] && ++sop[c] < nops) {
+          sent[c] = 0;
+          s->step = (s->step + slices[sop[c]] - 1) / slices[sop[c]] * slices[sop[c]];
+        }
       }
       side_t* r = &rcv[c];
-      if (rcvd[c] < nsteps && conn_fifo_can_consume(r->info.tail, r->step + sliceSteps - 1)) {
+      sl = rop[c] < nops ? slices[rop[c]] : 0;
+      if (sl && conn_fifo_can_consume(r->info.tail, r->step + sl - 1)) {
         const char* buf = r->info.buffs[MKCCL_PROTO_SIMPLE] + (size_t)conn_fifo_slot(r->step) * STEP;
         int len = (int)((r->step % 3) + 1) * 100;
         for (int i = 0; i < len; i++) CHECK_EQ_INT((unsigned char)buf[i], pattern(c, r->step, i));
-        conn_fifo_release(NULL, r->info.head, r->step, sliceSteps);
-        r->step += (uint64_t)sliceSteps;
-        rcvd[c] += (uint64_t)sliceSteps;
+        conn_fifo_release(NULL, r->info.head, r->step, sl);
+        r->step += (uint64_t)sl;
+        rcvd[c] += (uint64_t)sl;
+        if (rcvd[c] == nsteps[rop[c]] && ++rop[c] < nops) {
+          rcvd[c] = 0;
+          r->step = (r->step + slices[rop[c]] - 1) / slices[rop[c]] * slices[rop[c]];
+        }
       }
+      /* The executor's view only grows. */
+      uint64_t head = conn_fifo_load(s->info.head), tail = conn_fifo_load(r->info.tail);
+      CHECK_MSG(head >= lastHead[c], "channel %d: send head went back from %lu to %lu", c, (unsigned long)lastHead[c],
+                (unsigned long)head);
+      CHECK_MSG(tail >= lastTail[c], "channel %d: recv tail went back from %lu to %lu", c, (unsigned long)lastTail[c],
+                (unsigned long)tail);
+      lastHead[c] = head;
+      lastTail[c] = tail;
     }
-    if (so->state != MKCCL_PROXY_OP_DONE && (res = T->send.proxyProgress(tctx, so)) != ncclSuccess) break;
-    if (ro->state != MKCCL_PROXY_OP_DONE && (res = T->recv.proxyProgress(tctx, ro)) != ncclSuccess) break;
+    left = 0;
+    for (int k = 0; k < nops && res == ncclSuccess; k++) {
+      if (so[k]->state != MKCCL_PROXY_OP_DONE && (res = T->send.proxyProgress(tctx, so[k])) != ncclSuccess) break;
+      if (ro[k]->state != MKCCL_PROXY_OP_DONE && (res = T->recv.proxyProgress(tctx, ro[k])) != ncclSuccess) break;
+      left += (so[k]->state != MKCCL_PROXY_OP_DONE) + (ro[k]->state != MKCCL_PROXY_OP_DONE);
+    }
+    if (res != ncclSuccess) break;
   }
   if (res == ncclSuccess) {
-    CHECK_EQ_INT(so->state, MKCCL_PROXY_OP_DONE);
-    CHECK_EQ_INT(ro->state, MKCCL_PROXY_OP_DONE);
-    for (int c = 0; c < NCH; c++) CHECK(sent[c] == nsteps && rcvd[c] == nsteps);
+    for (int k = 0; k < nops; k++) {
+      CHECK_EQ_INT(so[k]->state, MKCCL_PROXY_OP_DONE);
+      CHECK_EQ_INT(ro[k]->state, MKCCL_PROXY_OP_DONE);
+    }
+    for (int c = 0; c < NCH; c++) CHECK(sop[c] == nops && rop[c] == nops);
   }
-  free(so);
-  free(ro);
+  for (int k = 0; k < nops; k++) {
+    free(so[k]);
+    free(ro[k]);
+  }
   return res;
 }
 
-static void scenario(const char* lib, int flush, int consumed, int busyN, int delay) {
+/* One op of nsteps on every channel. */
+static ncclResult_t run(void* tctx, side_t* snd, side_t* rcv, uint64_t nsteps, int sliceSteps) {
+  return run_ops(tctx, snd, rcv, 1, &nsteps, &sliceSteps);
+}
+
+static void scenario(const char* lib, int flush, int consumed, int busyN, int delay, int slowN) {
   forceFlush = flush;
   askConsumed = consumed;
   offloadHandle.needsProxyProgress = 1;
   busyEvery = busyN;
   testDelay = delay;
+  slowEvery = slowN;
+  slowDelay = 25;
   irecvCalls = groupedIrecvs = iflushCalls = consumedCalls = consumedGroups = 0;
   mkcclTransportServices_v1 sv;
   memset(&sv, 0, sizeof(sv));
@@ -297,6 +379,10 @@ static void scenario(const char* lib, int flush, int consumed, int busyN, int de
   CHECK_NCCL(run(tctx, snd, rcv, 20, 1));
   CHECK_NCCL(run(tctx, snd, rcv, 7, 1));
   CHECK_NCCL(run(tctx, snd, rcv, 12, 2));
+  /* Three ops in flight at once on the same connections. */
+  const uint64_t steps[3] = {6, 4, 10};
+  const int slices[3] = {1, 1, 2};
+  CHECK_NCCL(run_ops(tctx, snd, rcv, 3, steps, slices));
   CHECK(groupedIrecvs > 0 && groupedIrecvs == irecvCalls); /* both channels always posted together */
   if (flush) CHECK(iflushCalls > 0 && iflushCalls == irecvCalls);
   else CHECK_EQ_INT(iflushCalls, 0);
@@ -307,6 +393,8 @@ static void scenario(const char* lib, int flush, int consumed, int busyN, int de
   tests = 0;
   CHECK_EQ_INT(run(tctx, snd, rcv, 20, 1), ncclSystemError);
   failAfter = 0;
+  slowEvery = 0;
+  npending = 0; /* the failed run's receives were dropped, not completed */
   for (int c = 0; c < NCH; c++) {
     CHECK_NCCL(T->send.free(snd[c].conn));
     CHECK_NCCL(T->recv.free(rcv[c].conn));
@@ -322,9 +410,10 @@ int main(int argc, char** argv) {
   CHECK_MSG(h != NULL, "%s", dlerror());
   T = dlsym(h, "mkcclTransportPlugin_v1");
   CHECK(T && T->abiVersion == MKCCL_TRANSPORT_ABI_V1 && !strcmp(T->name, "net"));
-  scenario(argv[1], 0, 0, 0, 0);
-  scenario(argv[1], 1, 0, 3, 2);
-  scenario(argv[1], 0, 1, 5, 1);
-  scenario(argv[1], 1, 1, 2, 3);
+  scenario(argv[1], 0, 0, 0, 0, 0);
+  scenario(argv[1], 0, 0, 0, 0, 3);
+  scenario(argv[1], 1, 0, 3, 2, 4);
+  scenario(argv[1], 0, 1, 5, 1, 5);
+  scenario(argv[1], 1, 1, 2, 3, 2);
   return 0;
 }

@@ -131,6 +131,8 @@ int netcheck_tags_a(netcheck_role_t* r);
 int netcheck_tags_b(netcheck_role_t* r);
 int netcheck_multirecv_a(netcheck_role_t* r);
 int netcheck_multirecv_b(netcheck_role_t* r);
+int netcheck_order_a(netcheck_role_t* r);
+int netcheck_order_b(netcheck_role_t* r);
 int netcheck_close_listen_a(netcheck_role_t* r);
 int netcheck_close_unaccepted_a(netcheck_role_t* r);
 int netcheck_close_unaccepted_b(netcheck_role_t* r);

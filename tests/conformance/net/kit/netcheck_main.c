@@ -16,6 +16,7 @@ const netcheck_scenario_t netcheck_scenarios[] = {
     {"inflight", netcheck_inflight_a, netcheck_inflight_b, 0, "NCCL_NET_MAX_REQUESTS in flight, in order"},
     {"tags", netcheck_tags_a, netcheck_tags_b, 0, "single receives with varied tags"},
     {"multirecv", netcheck_multirecv_a, netcheck_multirecv_b, 0, "grouped receives matched by tag"},
+    {"many-to-one", netcheck_order_a, netcheck_order_b, 0, "3 connections into one receiver, mixed sizes in flight"},
     {"close-listen", netcheck_close_listen_a, NULL, 0, "listen only, then close"},
     {"close-unaccepted", netcheck_close_unaccepted_a, netcheck_close_unaccepted_b, 0, "connect, never accepted, close"},
     {"close-inflight", netcheck_close_inflight_a, netcheck_close_inflight_b, 0, "closeRecv with receives in flight"},
