@@ -11,6 +11,7 @@
 #include "device/host/host_exec.h"
 #include "plan/dp.h"
 #include "plan/dp_net.h"
+#include "plan/plan_tune.h"
 
 static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
@@ -51,6 +52,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   /* A GPU rank's init thread works in its device's context. */
   if (comm->cudaDev >= 0) MK_CHECK(gpu_exec_bind(comm));
   MK_CHECK(dp_peers_fill(comm));
+  MK_CHECK_GOTO(plan_tune_create(comm), res, fail_peers);
   MK_CHECK_GOTO(dp_net_open(comm), res, fail_peers);
   MK_CHECK_GOTO(transport_set_init(comm, &dp->transports), res, fail_net);
   dp->transportsReady = 1;
@@ -85,6 +87,7 @@ fail_transports:
 fail_net:
   dp_net_close(comm);
 fail_peers:
+  plan_tune_destroy(comm);
   free(dp->peers);
   dp->peers = NULL;
   if (comm->cudaDev >= 0) gpu_exec_unbind(comm);
@@ -105,6 +108,7 @@ void dp_fini(struct ncclComm* comm) {
   if (dp->transportsReady) transport_set_fini(&dp->transports);
   dp->transportsReady = 0;
   dp_net_close(comm);
+  plan_tune_destroy(comm);
   free(dp->peers);
   dp->peers = NULL;
   if (comm->cudaDev >= 0) gpu_exec_unbind(comm);

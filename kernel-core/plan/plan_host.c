@@ -1,19 +1,23 @@
-/* Planning on host buffers: each queued task becomes work items for the
- * host executor and proxy ops for the connectors that need a proxy; both
- * sides count steps with the same schedule (device/common/sched_ring.h). */
+/* Planning: each queued task becomes work items for the executor (ring or
+ * tree, as plan_tune picks) and proxy ops for the connectors that need a
+ * proxy; both sides count steps with the same schedule
+ * (device/common/sched_ring.h, sched_tree.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
+#include "channel/channel_setup.h"
 #include "device/common/sched_ring.h"
+#include "device/common/sched_tree.h"
 #include "device/common/shape.h"
 #include "device/cuda/gpu_exec.h"
 #include "device/host/host_exec.h"
 #include "device/host/host_reduce.h"
 #include "device/host/host_types.h"
 #include "plan/plan_proxy.h"
+#include "plan/plan_tune.h"
 #include "plan/task.h"
 
 /* How many channels a collective of `bytes` uses: enough that each gets
@@ -36,7 +40,7 @@ static void plan_local(const plan_task_t* t) {
 static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, uint64_t* sendSteps,
                             uint64_t* recvSteps) {
   int N = comm->nRanks, chunkSteps, sliceSteps, sends = 0, recvs = 0;
-  mk_coll_shape(w->coll, &chunkSteps, &sliceSteps);
+  mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
   channel_t* ch = &comm->dp.channels[w->channelLo];
   int hop = 0;
   for (int i = 0; i < N; i++)
@@ -52,20 +56,57 @@ static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t n
   *recvSteps = (uint64_t)(nLoops * recvs * chunkSteps);
 }
 
+/* Proxy subs of a ring item: one send and one recv connector per channel. */
+static ncclResult_t plan_ring_proxy(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, int chunkSteps,
+                                    int sliceSteps, plan_proxy_t* pp) {
+  for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
+    channel_t* ch = &comm->dp.channels[c];
+    uint64_t sendSteps, recvSteps;
+    plan_ring_steps(comm, w, nLoops, &sendSteps, &recvSteps);
+    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.next].send[MK_CONN_COLL], sendSteps, w, chunkSteps, sliceSteps));
+    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], recvSteps, w, chunkSteps, sliceSteps));
+  }
+  return ncclSuccess;
+}
+
+/* Proxy subs of a tree item: every tree connection carries each chunk once
+ * (up to the parent and from the children in the reduce phase, the other
+ * way in the broadcast phase). */
+static ncclResult_t plan_tree_proxy(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, int chunkSteps,
+                                    int sliceSteps, plan_proxy_t* pp) {
+  uint64_t steps = (uint64_t)(nLoops * sched_tree_allreduce_chunks_per_loop() * chunkSteps);
+  for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
+    channel_t* ch = &comm->dp.channels[c];
+    int peers[1 + MK_TREE_ARITY] = {ch->tree.up};
+    for (int d = 0; d < MK_TREE_ARITY; d++) peers[1 + d] = ch->tree.down[d];
+    for (int i = 0; i < 1 + MK_TREE_ARITY; i++) {
+      if (peers[i] < 0) continue;
+      MK_CHECK(plan_proxy_add(pp, &ch->peers[peers[i]].send[MK_CONN_COLL], steps, w, chunkSteps, sliceSteps));
+      MK_CHECK(plan_proxy_add(pp, &ch->peers[peers[i]].recv[MK_CONN_COLL], steps, w, chunkSteps, sliceSteps));
+    }
+  }
+  return ncclSuccess;
+}
+
 static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w, plan_proxy_t* pp) {
   size_t ts = host_type_size(t->type);
   int N = comm->nRanks;
+  size_t totalBytes = t->count * ts * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)N);
+  /* NCCL's nBytes: AllGather and ReduceScatter count the total. */
+  int wide = t->coll == MK_COLL_ALLGATHER || t->coll == MK_COLL_REDUCESCATTER;
+  int algo, proto;
+  MK_CHECK(plan_tune_pick(comm, t->coll, wide ? totalBytes : t->count * ts, &algo, &proto));
+  if (algo == MK_ALGO_TREE) MK_CHECK(channel_connect_trees(comm));
   int chunkSteps, sliceSteps;
-  mk_coll_shape(t->coll, &chunkSteps, &sliceSteps);
+  mk_coll_shape(t->coll, algo, &chunkSteps, &sliceSteps);
   int stepSize = comm->dp.buffSize / MKCCL_STEPS;
   int64_t chunkBytes = (int64_t)chunkSteps * stepSize;
   int64_t chunkElems = chunkBytes / (int64_t)ts / mk_elem_align((int)ts) * mk_elem_align((int)ts);
-  int blocks = t->coll == MK_COLL_ALLREDUCE ? N : 1;
-  size_t totalBytes = t->count * ts * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)N);
+  int blocks = t->coll == MK_COLL_ALLREDUCE && algo == MK_ALGO_RING ? N : 1;
   memset(w, 0, sizeof(*w));
   w->coll = (uint8_t)t->coll;
-  w->algo = MK_ALGO_RING;
-  w->proto = MK_PROTO_SIMPLE;
+  w->algo = (uint8_t)algo;
+  w->proto = (uint8_t)proto;
   w->type = (uint8_t)t->type;
   w->op = (uint8_t)t->op;
   w->scalar = t->scalar;
@@ -77,15 +118,10 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, mk_wo
   w->opCount = comm->dp.opCount++;
   w->channelLo = 0;
   w->nChannels = (uint8_t)plan_channels(comm, totalBytes);
+  comm->dp.algoCount[algo]++;
   int64_t nLoops = sched_nloops((int64_t)t->count, chunkElems, w->nChannels, blocks);
-  for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
-    channel_t* ch = &comm->dp.channels[c];
-    uint64_t sendSteps, recvSteps;
-    plan_ring_steps(comm, w, nLoops, &sendSteps, &recvSteps);
-    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.next].send[MK_CONN_COLL], sendSteps, w, chunkSteps, sliceSteps));
-    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], recvSteps, w, chunkSteps, sliceSteps));
-  }
-  return ncclSuccess;
+  if (algo == MK_ALGO_TREE) return plan_tree_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);
+  return plan_ring_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);
 }
 
 /* The channels a set of items spans (a GPU launch has one CTA per channel). */
