@@ -6,6 +6,8 @@
  *  - tree and ring give the same bytes for every AllReduce type, op (with
  *    PreMulSum and Avg), count 0, 1, odd and a few MB, in and out of place,
  *    and the exact expected values;
+ *  - NCCL_PROTO excludes protocols: LL alone (the host runs Simple) is an
+ *    error naming the setting;
  *  - with no setting the cost model picks tree for a small AllReduce and
  *    ring for a large one, and the planner runs what it picked.
  *   test_plan_algo N   (transports and channels follow the environment) */
@@ -21,15 +23,34 @@
 #include "plan/plan_tune.h"
 #include "ranks.h"
 
-static ncclUniqueId ids[3];
+static ncclUniqueId ids[5];
+
+/* A communicator made while `var` (NCCL_ALGO or NCCL_PROTO) is `value`. */
+static ncclComm_t comm_with(const char* var, const char* value, int n, int id, int rank) {
+  ncclComm_t comm;
+  if (value) setenv(var, value, 1);
+  else unsetenv(var);
+  CHECK_NCCL(ncclCommInitRank(&comm, n, ids[id], rank));
+  unsetenv(var);
+  return comm;
+}
 
 static ncclComm_t comm_with_algo(const char* algo, int n, int id, int rank) {
-  ncclComm_t comm;
-  if (algo) setenv("NCCL_ALGO", algo, 1);
-  else unsetenv("NCCL_ALGO");
-  CHECK_NCCL(ncclCommInitRank(&comm, n, ids[id], rank));
-  unsetenv("NCCL_ALGO");
-  return comm;
+  return comm_with("NCCL_ALGO", algo, n, id, rank);
+}
+
+/* NCCL_PROTO: the host executor runs Simple. Excluding LL changes nothing;
+ * allowing LL alone is an error that names the setting, not a silent Simple. */
+static void check_proto(int n, int rank) {
+  ncclComm_t simple = comm_with("NCCL_PROTO", "^ll", n, 3, rank);
+  ncclComm_t ll = comm_with("NCCL_PROTO", "ll", n, 4, rank);
+  int32_t one = 1, sum = 0;
+  CHECK_NCCL(ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, simple, NULL));
+  CHECK_EQ_INT(sum, n);
+  CHECK(ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, ll, NULL) == ncclInvalidUsage);
+  CHECK_MSG(strstr(ncclGetLastError(ll), "NCCL_PROTO") != NULL, "last error: %s", ncclGetLastError(ll));
+  CHECK_NCCL(ncclCommDestroy(ll));
+  CHECK_NCCL(ncclCommDestroy(simple));
 }
 
 /* One AllReduce case on both communicators: same bytes, right values. */
@@ -92,6 +113,7 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommDestroy(tree));
   CHECK_NCCL(ncclCommDestroy(ring));
 
+  check_proto(n, rank);
   ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
   check_model_choice(model, n);
   CHECK_NCCL(ncclCommDestroy(model));
@@ -101,7 +123,7 @@ static int rank_main(int rank, int n, void* arg) {
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2;
   CHECK(n >= 2 && n <= 8);
-  for (int i = 0; i < 3; i++) CHECK_NCCL(ncclGetUniqueId(&ids[i]));
+  for (int i = 0; i < 5; i++) CHECK_NCCL(ncclGetUniqueId(&ids[i]));
   CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 300), 0);
   printf("test_plan_algo %d: OK\n", n);
   return 0;
