@@ -4,7 +4,11 @@
  * with in-memory connectors (as the shm transport wires them across
  * processes), each channel on its tree, checked element by element against
  * the exact result: several types and ops (PreMulSum and the integer
- * average's post-division included), counts 0..large, 1..2 channels. */
+ * average's post-division included), counts 0..large, 1..2 channels.
+ * Ring AllReduces of many loops are interleaved with the tree ones on the
+ * same connections: each switch rounds the step counters up to the other
+ * algorithm's chunk, in both directions of a pair, which deadlocks unless
+ * receivers hand the skipped steps back. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,6 +70,7 @@ static void check_dtree(int n) {
 #define STEP 1024
 static int N, NCH;
 static channel_t chans[MAXR][MAXCH];
+static int ringOrder[MAXR];
 
 typedef struct {
   mkcclSendMem_v1 sendMem;
@@ -82,6 +87,11 @@ static void wire(void) {
       free(ch->peers);
       memset(ch, 0, sizeof(*ch));
       ch->id = c;
+      ringOrder[r] = r;
+      ch->ring.userRanks = ringOrder;
+      ch->ring.index = r;
+      ch->ring.prev = (r + N - 1) % N;
+      ch->ring.next = (r + 1) % N;
       int up, d0, d1;
       sched_dtree(N, r, sched_tree_of_channel(c), &up, &d0, &d1);
       ch->tree.up = up;
@@ -156,21 +166,21 @@ static double expect(int op, size_t i) {
   return e;
 }
 
-static void run(int type, int op, size_t count, int inPlace) {
+static void run(int algo, int type, int op, size_t count, int inPlace) {
   size_t ts = host_type_size((ncclDataType_t)type);
   char* in[MAXR];
   char* out[MAXR];
   mk_work_t w[MAXR];
   int chunkSteps, sliceSteps;
-  mk_coll_shape(MK_COLL_ALLREDUCE, MK_ALGO_TREE, &chunkSteps, &sliceSteps);
-  CHECK(chunkSteps == 1 && sliceSteps == 1);
+  mk_coll_shape(MK_COLL_ALLREDUCE, algo, &chunkSteps, &sliceSteps);
+  if (algo == MK_ALGO_TREE) CHECK(chunkSteps == 1 && sliceSteps == 1);
   for (int r = 0; r < N; r++) {
     out[r] = calloc(count + 1, ts);
     in[r] = inPlace ? out[r] : calloc(count + 1, ts);
     for (size_t i = 0; i < count; i++) store(type, in[r], i, (double)value(op, r, i));
     memset(&w[r], 0, sizeof(w[r]));
     w[r].coll = MK_COLL_ALLREDUCE;
-    w[r].algo = MK_ALGO_TREE;
+    w[r].algo = (uint8_t)algo;
     w[r].proto = MK_PROTO_SIMPLE;
     w[r].type = (uint8_t)type;
     w[r].op = (uint8_t)op;
@@ -200,8 +210,8 @@ static void run(int type, int op, size_t count, int inPlace) {
   for (int r = 0; r < N; r++)
     for (size_t i = 0; i < count; i++) {
       double e = expect(op, i);
-      CHECK_MSG(load(type, out[r], i) == e, "N %d nch %d type %d op %d count %zu: rank %d [%zu] = %g, expected %g", N,
-                NCH, type, op, count, r, i, load(type, out[r], i), e);
+      CHECK_MSG(load(type, out[r], i) == e, "%s N %d nch %d type %d op %d count %zu: rank %d [%zu] = %g, expected %g",
+                algo == MK_ALGO_TREE ? "tree" : "ring", N, NCH, type, op, count, r, i, load(type, out[r], i), e);
     }
   for (int r = 0; r < N; r++) {
     if (!inPlace) free(in[r]);
@@ -219,9 +229,10 @@ int main(void) {
       for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
         for (int ti = 0; ti < 6; ti++) {
           int op = (int)((ci + (size_t)ti) % 4); /* sum, prod, max, min */
-          run(types[ti], op, counts[ci], (int)(ci & 1));
-          if (types[ti] == ncclInt32) run(types[ti], MK_OP_SUMPOSTDIV, counts[ci], 0);
-          if (types[ti] == ncclFloat32) run(types[ti], MK_OP_PREMULSUM, counts[ci], 1);
+          run(MK_ALGO_TREE, types[ti], op, counts[ci], (int)(ci & 1));
+          if (types[ti] == ncclInt32) run(MK_ALGO_TREE, types[ti], MK_OP_SUMPOSTDIV, counts[ci], 0);
+          if (types[ti] == ncclFloat32) run(MK_ALGO_TREE, types[ti], MK_OP_PREMULSUM, counts[ci], 1);
+          if (ti == 0 || ti == 2) run(MK_ALGO_RING, types[ti], op, counts[ci], 0);
         }
     }
   printf("test_host_tree: OK\n");
