@@ -21,6 +21,7 @@ enum {
   MK_PRIM_RECV_REDUCE_COPY,   /* prev (+) local input -> local output */
   MK_PRIM_RECV_COPY_SEND,     /* prev -> local output and next */
   MK_PRIM_RECV,               /* prev -> local output */
+  MK_PRIM_SEND_OUTPUT,        /* local output (a final value) -> next, as is: no pre-multiplication */
   MK_PRIM_NONE
 };
 
@@ -30,17 +31,20 @@ MK_HD int mk_prim_recvs(int prim) {
          prim == MK_PRIM_RECV_COPY_SEND || prim == MK_PRIM_RECV;
 }
 MK_HD int mk_prim_sends(int prim) {
-  return prim == MK_PRIM_SEND || prim == MK_PRIM_COPY_SEND || prim == MK_PRIM_RECV_REDUCE_SEND ||
+  return prim == MK_PRIM_SEND || prim == MK_PRIM_SEND_OUTPUT || prim == MK_PRIM_COPY_SEND || prim == MK_PRIM_RECV_REDUCE_SEND ||
          prim == MK_PRIM_RECV_REDUCE_COPY_SEND || prim == MK_PRIM_RECV_COPY_SEND;
 }
+/* The executor passes the output as the source of MK_PRIM_SEND_OUTPUT. */
 MK_HD int mk_prim_reads_src(int prim) {
-  return prim == MK_PRIM_SEND || prim == MK_PRIM_COPY_SEND || prim == MK_PRIM_RECV_REDUCE_SEND ||
+  return prim == MK_PRIM_SEND || prim == MK_PRIM_SEND_OUTPUT || prim == MK_PRIM_COPY_SEND || prim == MK_PRIM_RECV_REDUCE_SEND ||
          prim == MK_PRIM_RECV_REDUCE_COPY_SEND || prim == MK_PRIM_RECV_REDUCE_COPY;
 }
 MK_HD int mk_prim_writes_dst(int prim) {
   return prim == MK_PRIM_COPY_SEND || prim == MK_PRIM_RECV_REDUCE_COPY_SEND || prim == MK_PRIM_RECV_REDUCE_COPY ||
          prim == MK_PRIM_RECV_COPY_SEND || prim == MK_PRIM_RECV;
 }
+/* The local data is already reduced: no pre-multiplication applies. */
+MK_HD int mk_prim_is_raw(int prim) { return prim == MK_PRIM_SEND_OUTPUT; }
 /* The value written is final: the post-division applies. */
 MK_HD int mk_prim_is_final(int prim) {
   return prim == MK_PRIM_RECV_REDUCE_COPY_SEND || prim == MK_PRIM_RECV_REDUCE_COPY;

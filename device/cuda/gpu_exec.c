@@ -297,6 +297,10 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* st
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream) {
   const cuda_gpu_t* g = ex->g;
   uint32_t bytes = (uint32_t)(n * sizeof(mk_work_t));
+  /* The kernels run rings only so far (device/common/coll_tree.h is not wired in). */
+  for (int i = 0; i < n; i++)
+    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
+      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings only)", works[i].algo);
   MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, NULL));
   uint32_t offset = ex->fifo.produced;
   for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));

@@ -225,7 +225,7 @@ __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* b
 __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted) {
   mk_prims p;
   int chunkSteps, sliceSteps;
-  mk_coll_shape(w->coll, &chunkSteps, &sliceSteps);
+  mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
   p.chunkSteps = chunkSteps;
   p.sliceSteps = sliceSteps;
   p.type = w->type;

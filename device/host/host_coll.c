@@ -1,6 +1,6 @@
-/* One work item on one channel of the host executor: the ring collectives
- * of device/common/coll_ring.h (shared with the GPU executor) over the host
- * primitives, and point-to-point. */
+/* One work item on one channel of the host executor: the ring and tree
+ * collectives of device/common/coll_ring.h and coll_tree.h (shared with the
+ * GPU executor) over the host primitives, and point-to-point. */
 #include <string.h>
 
 #include "base/err.h"
@@ -12,7 +12,8 @@
 #define MK_ALGO_FN static inline
 #define MK_PRIMS_T host_prims_t
 #define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) (host_prims_chunk((p), (prim), (src), (dst), (nelem)) != ncclSuccess)
-#include "device/common/coll_ring.h"
+#define MK_PRIMS_BIND(p, ctx, recvPeers, nRecv, sendPeers, nSend) \
+  host_coll_bind((p), (channel_t*)(ctx)->exec, (recvPeers), (nRecv), (sendPeers), (nSend))
 
 static void host_coll_conn(host_conn_t* hc, connector_t* c) {
   hc->info = &c->info;
@@ -21,14 +22,35 @@ static void host_coll_conn(host_conn_t* hc, connector_t* c) {
 
 /* Point the prims at the connections this rank uses (only those, so step
  * counters stay in sync with the peers') and start a new operation on them. */
-static void host_coll_attach(host_prims_t* p, connector_t* recv, connector_t* send) {
-  memset(&p->recv, 0, sizeof(p->recv));
-  memset(&p->send, 0, sizeof(p->send));
-  if (recv) host_coll_conn(&p->recv, recv);
-  if (send) host_coll_conn(&p->send, send);
-  if (recv || send) p->shape.stepSize = (recv ? recv : send)->info.stepSize[MKCCL_PROTO_SIMPLE];
+static void host_coll_attach(host_prims_t* p, connector_t** recv, int nRecv, connector_t** send, int nSend) {
+  memset(p->recv, 0, sizeof(p->recv));
+  memset(p->send, 0, sizeof(p->send));
+  p->nRecv = nRecv;
+  p->nSend = nSend;
+  for (int i = 0; i < nRecv; i++) host_coll_conn(&p->recv[i], recv[i]);
+  for (int i = 0; i < nSend; i++) host_coll_conn(&p->send[i], send[i]);
+  if (nRecv || nSend) p->shape.stepSize = (nRecv ? recv[0] : send[0])->info.stepSize[MKCCL_PROTO_SIMPLE];
   host_prims_begin(p);
 }
+
+static void host_coll_attach1(host_prims_t* p, connector_t* recv, connector_t* send) {
+  host_coll_attach(p, &recv, recv != NULL, &send, send != NULL);
+}
+
+/* Collective connections of channel ch from / to the given peers. */
+static int host_coll_bind(host_prims_t* p, channel_t* ch, const int* recvPeers, int nRecv, const int* sendPeers,
+                          int nSend) {
+  connector_t* recv[HOST_PRIMS_MAX_PEERS];
+  connector_t* send[HOST_PRIMS_MAX_PEERS];
+  if (nRecv > HOST_PRIMS_MAX_PEERS || nSend > HOST_PRIMS_MAX_PEERS) return 1;
+  for (int i = 0; i < nRecv; i++) recv[i] = &ch->peers[recvPeers[i]].recv[MK_CONN_COLL];
+  for (int i = 0; i < nSend; i++) send[i] = &ch->peers[sendPeers[i]].send[MK_CONN_COLL];
+  host_coll_attach(p, recv, nRecv, send, nSend);
+  return 0;
+}
+
+#include "device/common/coll_ring.h"
+#include "device/common/coll_tree.h"
 
 static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims_t* p, int nRanks) {
   mk_ring_ctx_t c;
@@ -41,9 +63,16 @@ static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims
   c.chunkElems = w->chunkSize / c.ts;
   int recvs, sends;
   coll_ring_uses(&c, w, &recvs, &sends);
-  host_coll_attach(p, recvs ? &ch->peers[ch->ring.prev].recv[MK_CONN_COLL] : NULL,
-                   sends ? &ch->peers[ch->ring.next].send[MK_CONN_COLL] : NULL);
+  host_coll_attach1(p, recvs ? &ch->peers[ch->ring.prev].recv[MK_CONN_COLL] : NULL,
+                    sends ? &ch->peers[ch->ring.next].send[MK_CONN_COLL] : NULL);
   if (coll_ring_run(p, w, &c)) return *p->abortFlag ? ncclRemoteError : ncclInternalError;
+  return ncclSuccess;
+}
+
+static ncclResult_t host_coll_tree(channel_t* ch, const mk_work_t* w, host_prims_t* p) {
+  mk_tree_ctx_t c;
+  coll_tree_ctx_init(&c, ch->tree.up, ch->tree.down, ch->id - w->channelLo, w->chunkSize, (int64_t)p->typeSize, ch);
+  if (coll_tree_run(p, w, &c)) return *p->abortFlag ? ncclRemoteError : ncclInternalError;
   return ncclSuccess;
 }
 
@@ -59,11 +88,11 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
   sp.redop.op = rp.redop.op = MK_OP_SUM;
   if (w->sendBytes >= 0) {
     coll_p2p_part(w->sendBytes, w->nChannels, bid, chunk, &sendOff, &sendLen, &sendChunks);
-    host_coll_attach(&sp, NULL, &ch->peers[w->sendPeer].send[MK_CONN_P2P]);
+    host_coll_attach1(&sp, NULL, &ch->peers[w->sendPeer].send[MK_CONN_P2P]);
   }
   if (w->recvBytes >= 0) {
     coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
-    host_coll_attach(&rp, &ch->peers[w->recvPeer].recv[MK_CONN_P2P], NULL);
+    host_coll_attach1(&rp, &ch->peers[w->recvPeer].recv[MK_CONN_P2P], NULL);
   }
   for (int i = 0; i < sendChunks || i < recvChunks; i++) {
     int64_t off = (int64_t)i * chunk;
@@ -82,7 +111,7 @@ ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRan
   host_prims_t p;
   memset(&p, 0, sizeof(p));
   int chunkSteps, sliceSteps;
-  mk_coll_shape(w->coll, &chunkSteps, &sliceSteps);
+  mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
   p.shape.chunkSteps = chunkSteps;
   p.shape.sliceSteps = sliceSteps;
   p.redop.type = w->type;
@@ -92,5 +121,6 @@ ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRan
   p.abortFlag = abortFlag;
   if (w->coll == MK_COLL_SENDRECV) return host_p2p(ch, w, &p);
   if (w->coll >= MK_COLL_SENDRECV) return MK_FAIL(ncclInternalError, "host executor: unknown collective %d", w->coll);
+  if (w->algo == MK_ALGO_TREE) return host_coll_tree(ch, w, &p);
   return host_coll_ring(ch, w, &p, nRanks);
 }

@@ -1,12 +1,23 @@
 #include "host_prims.h"
 
+#include <string.h>
+
+#include "device/common/work.h"
+
 #include "device/common/sched_ring.h"
 #include "transport/mkccl_conn_fifo_v1.h"
 #include "host_wait.h"
 
 void host_prims_begin(host_prims_t* p) {
-  if (p->recv.info) *p->recv.step = steps_op_base(*p->recv.step, p->shape.chunkSteps);
-  if (p->send.info) *p->send.step = steps_op_base(*p->send.step, p->shape.chunkSteps);
+  for (int i = 0; i < p->nRecv; i++) {
+    uint64_t step = *p->recv[i].step, base = steps_op_base(step, p->shape.chunkSteps);
+    /* Steps skipped by the rounding were never sent: hand their slots back
+     * now (as NCCL's primitives do), or a sender that wraps onto them waits
+     * for a release that only comes after it has sent. */
+    if (base != step) conn_fifo_store(p->recv[i].info->head, base);
+    *p->recv[i].step = base;
+  }
+  for (int i = 0; i < p->nSend; i++) *p->send[i].step = steps_op_base(*p->send[i].step, p->shape.chunkSteps);
 }
 
 /* Where a received step's data is: its slot, or what the FIFO says. */
@@ -35,22 +46,43 @@ static mkcclConnFifo_v1* host_prims_fifo(host_conn_t* c) {
 }
 
 /* Published: tail past the slice's last step. */
-static ncclResult_t host_prims_wait_recv(host_prims_t* p, uint64_t last) {
-  return host_wait_ge(p->recv.info->tail, last + 1, p->abortFlag, (p->recv.info->flags & MKCCL_CONN_PROXY) != 0)
-             ? ncclRemoteError
-             : ncclSuccess;
+static ncclResult_t host_prims_wait_recv(host_prims_t* p, host_conn_t* c, uint64_t last) {
+  return host_wait_ge(c->info->tail, last + 1, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0) ? ncclRemoteError
+                                                                                                       : ncclSuccess;
 }
 
 /* Free: head within MKCCL_STEPS of the slice's last step. */
-static ncclResult_t host_prims_wait_send(host_prims_t* p, uint64_t last) {
+static ncclResult_t host_prims_wait_send(host_prims_t* p, host_conn_t* c, uint64_t last) {
   uint64_t target = last + 1 > MKCCL_STEPS ? last + 1 - MKCCL_STEPS : 0;
-  return host_wait_ge(p->send.info->head, target, p->abortFlag, (p->send.info->flags & MKCCL_CONN_PROXY) != 0)
-             ? ncclRemoteError
-             : ncclSuccess;
+  return host_wait_ge(c->info->head, target, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0) ? ncclRemoteError
+                                                                                                     : ncclSuccess;
+}
+
+/* The op for folding a further received input into a partial result:
+ * both are already pre-multiplied, and only the last fold is final. */
+static host_redop_t host_prims_fold_op(const host_redop_t* r) {
+  host_redop_t f = *r;
+  if (f.op == MK_OP_PREMULSUM) f.op = MK_OP_SUM;
+  return f;
+}
+
+/* One slice's data: combine the received inputs and the local one into the
+ * first destination (the first send slot, else the user output), mirror it
+ * to the user output, then copy it to the other send slots. */
+static void host_prims_move(host_prims_t* p, const char* const* in, int nIn, const char* mine, char* const* out,
+                            int nOut, char* user, int64_t bytes, int final, int raw) {
+  size_t n = (size_t)(bytes / (int64_t)p->typeSize);
+  char* d1 = nOut ? out[0] : user;
+  char* d2 = nOut ? user : NULL;
+  if (!d1) return;
+  host_redop_t fold = host_prims_fold_op(&p->redop);
+  host_reduce_copy(raw ? &fold : &p->redop, d1, d2, nIn ? in[0] : NULL, mine, n, final && nIn <= 1);
+  for (int i = 1; i < nIn; i++) host_reduce_copy(&fold, d1, d2, in[i], d1, n, final && i == nIn - 1);
+  for (int i = 1; i < nOut; i++) memcpy(out[i], d1, (size_t)bytes);
 }
 
 ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* dst, int64_t nelem) {
-  int recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
+  int nRecv = mk_prim_recvs(prim) ? p->nRecv : 0, nSend = mk_prim_sends(prim) ? p->nSend : 0;
   int useSrc = mk_prim_reads_src(prim), useDst = mk_prim_writes_dst(prim), final = mk_prim_is_final(prim);
   steps_shape_t s = p->shape;
   int64_t chunkBytes = nelem * (int64_t)p->typeSize;
@@ -58,25 +90,30 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
   int64_t done = 0;
   for (int slice = 0; slice < slices; slice++) {
     int64_t bytes = steps_slice_len(s, chunkBytes, slice);
-    uint64_t rstep = recv ? *p->recv.step : 0, sstep = send ? *p->send.step : 0;
-    if (recv && host_prims_wait_recv(p, rstep + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
-    if (send && host_prims_wait_send(p, sstep + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
-    if (bytes > 0) {
-      const char* in = recv ? host_prims_recv_ptr(&p->recv, rstep, s.stepSize) : NULL;
-      char* out = send ? host_prims_send_ptr(&p->send, sstep, s.stepSize) : NULL;
-      const char* mine = useSrc ? (const char*)src + done : NULL;
-      char* user = useDst ? (char*)dst + done : NULL;
-      char* d1 = out ? out : user;
-      char* d2 = out ? user : NULL;
-      if (d1) host_reduce_copy(&p->redop, d1, d2, in, mine, (size_t)(bytes / (int64_t)p->typeSize), final);
+    const char* in[HOST_PRIMS_MAX_PEERS];
+    char* out[HOST_PRIMS_MAX_PEERS];
+    for (int i = 0; i < nRecv; i++) {
+      uint64_t step = *p->recv[i].step;
+      if (host_prims_wait_recv(p, &p->recv[i], step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+      in[i] = host_prims_recv_ptr(&p->recv[i], step, s.stepSize);
     }
-    if (recv) {
-      conn_fifo_release(host_prims_fifo(&p->recv), p->recv.info->head, rstep, s.sliceSteps);
-      *p->recv.step = rstep + s.sliceSteps;
+    for (int i = 0; i < nSend; i++) {
+      uint64_t step = *p->send[i].step;
+      if (host_prims_wait_send(p, &p->send[i], step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+      out[i] = host_prims_send_ptr(&p->send[i], step, s.stepSize);
     }
-    if (send) {
-      conn_fifo_publish(host_prims_fifo(&p->send), p->send.info->tail, sstep, s.sliceSteps, bytes);
-      *p->send.step = sstep + s.sliceSteps;
+    if (bytes > 0)
+      host_prims_move(p, in, nRecv, useSrc ? (const char*)src + done : NULL, out, nSend,
+                      useDst ? (char*)dst + done : NULL, bytes, final, mk_prim_is_raw(prim));
+    for (int i = 0; i < nRecv; i++) {
+      uint64_t step = *p->recv[i].step;
+      conn_fifo_release(host_prims_fifo(&p->recv[i]), p->recv[i].info->head, step, s.sliceSteps);
+      *p->recv[i].step = step + s.sliceSteps;
+    }
+    for (int i = 0; i < nSend; i++) {
+      uint64_t step = *p->send[i].step;
+      conn_fifo_publish(host_prims_fifo(&p->send[i]), p->send[i].info->tail, step, s.sliceSteps, bytes);
+      *p->send[i].step = step + s.sliceSteps;
     }
     done += bytes;
   }

@@ -18,9 +18,14 @@ typedef struct {
   uint64_t* step;
 } host_conn_t;
 
+/* Peers one primitive reads from or writes to at most: a ring has one each
+ * way, a binary tree node two children. */
+#define HOST_PRIMS_MAX_PEERS 2
+
 typedef struct {
-  host_conn_t recv;   /* info == NULL when absent */
-  host_conn_t send;
+  host_conn_t recv[HOST_PRIMS_MAX_PEERS]; /* received inputs are combined in this order */
+  host_conn_t send[HOST_PRIMS_MAX_PEERS]; /* every send gets the same data */
+  int nRecv, nSend;
   steps_shape_t shape;
   host_redop_t redop;
   size_t typeSize;
@@ -33,7 +38,9 @@ void host_prims_begin(host_prims_t* p);
 
 /* Run primitive `prim` (MK_PRIM_*) on one chunk of `nelem` elements: src is
  * this rank's input, dst its output (either may be unused by the primitive).
- * Consumes exactly chunkSteps steps on each connection it uses. */
+ * A receiving primitive reduces what every recv connection brings (with the
+ * local input when it reads one); a sending one writes to every send
+ * connection. Consumes exactly chunkSteps steps on each connection it uses. */
 ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* dst, int64_t nelem);
 
 #endif

@@ -1,13 +1,17 @@
 /* Channels of a communicator: the ring order (ranks of one host next to each
  * other, so a ring crosses each host boundary once: intra-host hops over
- * shm/p2p, inter-host hops over the net) and the ring connections. */
+ * shm/p2p, inter-host hops over the net), the ring connections, and the
+ * trees over the same order (device/common/sched_tree.h), connected the
+ * first time a collective runs on a tree. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "base/log.h"
 #include "base/param.h"
 #include "channel/channel_setup.h"
 #include "comm/comm.h"
+#include "device/common/sched_tree.h"
 #include "transport/transport.h"
 
 /* Hosts in order of their first rank, ranks ascending within a host. */
@@ -28,6 +32,16 @@ static ncclResult_t channel_ring_order(struct ncclComm* comm, int* order) {
   return ncclSuccess;
 }
 
+/* The channel's tree of the double binary tree, from positions to ranks. */
+static void channel_tree_set(channel_t* ch, const int* order, int n, int index) {
+  int up, d0, d1;
+  sched_dtree(n, index, sched_tree_of_channel(ch->id), &up, &d0, &d1);
+  ch->tree.up = up < 0 ? -1 : order[up];
+  for (int d = 0; d < MK_TREE_ARITY; d++) ch->tree.down[d] = -1;
+  ch->tree.down[0] = d0 < 0 ? -1 : order[d0];
+  ch->tree.down[1] = d1 < 0 ? -1 : order[d1];
+}
+
 ncclResult_t channel_setup(struct ncclComm* comm, int nChannels) {
   dp_state_t* dp = &comm->dp;
   int n = comm->nRanks;
@@ -45,8 +59,7 @@ ncclResult_t channel_setup(struct ncclComm* comm, int nChannels) {
     ch->ring.index = index;
     ch->ring.prev = dp->ringOrder[(index + n - 1) % n];
     ch->ring.next = dp->ringOrder[(index + 1) % n];
-    ch->tree.up = -1;
-    for (int d = 0; d < MK_TREE_ARITY; d++) ch->tree.down[d] = -1;
+    channel_tree_set(ch, dp->ringOrder, n, index);
     ch->peers = calloc((size_t)n, sizeof(channel_peer_t));
     if (!ch->peers) return MK_FAIL(ncclSystemError, "channels: out of memory");
   }
@@ -70,6 +83,44 @@ ncclResult_t channel_connect_rings(struct ncclComm* comm) {
   return res;
 }
 
+/* Both directions to a tree neighbour, unless a ring already joined them. */
+static int channel_tree_reqs(channel_t* ch, int peer, transport_conn_req_t* reqs) {
+  int n = 0;
+  if (peer < 0) return 0;
+  connector_t* recv = &ch->peers[peer].recv[MK_CONN_COLL];
+  connector_t* send = &ch->peers[peer].send[MK_CONN_COLL];
+  if (!recv->connected) reqs[n++] = (transport_conn_req_t){recv, 0, peer, ch->id, MK_CONN_COLL};
+  if (!send->connected) reqs[n++] = (transport_conn_req_t){send, 1, peer, ch->id, MK_CONN_COLL};
+  return n;
+}
+
+/* NCCL's form: "Trees [c] down0/down1/down2->rank->up". */
+static void channel_tree_log(struct ncclComm* comm) {
+  for (int c = 0; c < comm->dp.nChannels; c++) {
+    const channel_tree_t* t = &comm->dp.channels[c].tree;
+    MK_INFO(NCCL_INIT, "Trees [%d] %d/%d/%d->%d->%d", c, t->down[0], t->down[1], t->down[2], comm->rank, t->up);
+  }
+}
+
+ncclResult_t channel_connect_trees(struct ncclComm* comm) {
+  dp_state_t* dp = &comm->dp;
+  if (dp->treesConnected || comm->nRanks == 1) return ncclSuccess;
+  transport_conn_req_t* reqs = calloc((size_t)dp->nChannels * 2 * (1 + MK_TREE_ARITY), sizeof(*reqs));
+  if (!reqs) return MK_FAIL(ncclSystemError, "channels: out of memory");
+  int n = 0;
+  for (int c = 0; c < dp->nChannels; c++) {
+    channel_t* ch = &dp->channels[c];
+    n += channel_tree_reqs(ch, ch->tree.up, reqs + n);
+    for (int d = 0; d < MK_TREE_ARITY; d++) n += channel_tree_reqs(ch, ch->tree.down[d], reqs + n);
+  }
+  ncclResult_t res = transport_connect(comm, reqs, n);
+  free(reqs);
+  if (res != ncclSuccess) return res;
+  dp->treesConnected = 1;
+  channel_tree_log(comm);
+  return ncclSuccess;
+}
+
 void channel_free_all(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   for (int c = dp->nChannels - 1; c >= 0; c--) {
@@ -84,6 +135,7 @@ void channel_free_all(struct ncclComm* comm) {
     ch->peers = NULL;
   }
   dp->nChannels = 0;
+  dp->treesConnected = 0;
   free(dp->ringOrder);
   dp->ringOrder = NULL;
 }

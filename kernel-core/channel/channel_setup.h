@@ -9,6 +9,9 @@ struct ncclComm;
 ncclResult_t channel_setup(struct ncclComm* comm, int nChannels);
 /* Ring connections (recv from prev, send to next) on every channel. */
 ncclResult_t channel_connect_rings(struct ncclComm* comm);
+/* Tree connections (both ways to the parent and each child) on every
+ * channel, once: every rank calls it for the same collective. */
+ncclResult_t channel_connect_trees(struct ncclComm* comm);
 /* Free every connector and channel, last first. */
 void channel_free_all(struct ncclComm* comm);
 

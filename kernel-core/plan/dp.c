@@ -11,6 +11,7 @@
 #include "device/host/host_exec.h"
 #include "plan/dp.h"
 #include "plan/dp_net.h"
+#include "plan/plan_tune.h"
 
 static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;

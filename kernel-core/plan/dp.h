@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "channel/channel.h"
+#include "device/common/work.h"
 #include "proxy/proxy.h"
 #include "transport/mkccl_transport_v1.h"
 #include "transport/transport.h"
@@ -17,6 +18,8 @@ typedef struct dp_state {
   int nChannels;
   channel_t channels[MK_MAX_CHANNELS];
   int* ringOrder;          /* [nRanks] ring order shared by the channels */
+  int treesConnected;      /* channel_connect_trees ran */
+  uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
   mkcclPeer_v1* peers;     /* [nRanks] as transports see them */
   transport_set_t transports;
   int transportsReady;

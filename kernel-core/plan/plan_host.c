@@ -1,13 +1,16 @@
-/* Planning on host buffers: each queued task becomes work items for the
- * host executor and proxy ops for the connectors that need a proxy; both
- * sides count steps with the same schedule (device/common/sched_ring.h). */
+/* Planning: each queued task becomes work items for the executor (ring or
+ * tree, as plan_tune picks) and proxy ops for the connectors that need a
+ * proxy; both sides count steps with the same schedule
+ * (device/common/sched_ring.h, sched_tree.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
+#include "channel/channel_setup.h"
 #include "device/common/sched_ring.h"
+#include "device/common/sched_tree.h"
 #include "device/common/shape.h"
 #include "device/cuda/gpu_exec.h"
 #include "device/host/host_exec.h"
@@ -38,7 +41,7 @@ static void plan_local(const plan_task_t* t) {
 static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, uint64_t* sendSteps,
                             uint64_t* recvSteps) {
   int N = comm->nRanks, chunkSteps, sliceSteps, sends = 0, recvs = 0;
-  mk_coll_shape(w->coll, &chunkSteps, &sliceSteps);
+  mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
   channel_t* ch = &comm->dp.channels[w->channelLo];
   int hop = 0;
   for (int i = 0; i < N; i++)
@@ -54,22 +57,64 @@ static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t n
   *recvSteps = (uint64_t)(nLoops * recvs * chunkSteps);
 }
 
+/* Proxy subs of a ring item: one send and one recv connector per channel. */
+static ncclResult_t plan_ring_proxy(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, int chunkSteps,
+                                    int sliceSteps, plan_proxy_t* pp) {
+  for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
+    channel_t* ch = &comm->dp.channels[c];
+    uint64_t sendSteps, recvSteps;
+    plan_ring_steps(comm, w, nLoops, &sendSteps, &recvSteps);
+    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.next].send[MK_CONN_COLL], sendSteps, w, chunkSteps, sliceSteps));
+    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], recvSteps, w, chunkSteps, sliceSteps));
+  }
+  return ncclSuccess;
+}
+
+/* Proxy subs of a tree item: every tree connection carries each chunk once
+ * (up to the parent and from the children in the reduce phase, the other
+ * way in the broadcast phase). */
+static ncclResult_t plan_tree_proxy(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, int chunkSteps,
+                                    int sliceSteps, plan_proxy_t* pp) {
+  uint64_t steps = (uint64_t)(nLoops * sched_tree_allreduce_chunks_per_loop() * chunkSteps);
+  for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
+    channel_t* ch = &comm->dp.channels[c];
+    int peers[1 + MK_TREE_ARITY] = {ch->tree.up};
+    for (int d = 0; d < MK_TREE_ARITY; d++) peers[1 + d] = ch->tree.down[d];
+    for (int i = 0; i < 1 + MK_TREE_ARITY; i++) {
+      if (peers[i] < 0) continue;
+      MK_CHECK(plan_proxy_add(pp, &ch->peers[peers[i]].send[MK_CONN_COLL], steps, w, chunkSteps, sliceSteps));
+      MK_CHECK(plan_proxy_add(pp, &ch->peers[peers[i]].recv[MK_CONN_COLL], steps, w, chunkSteps, sliceSteps));
+    }
+  }
+  return ncclSuccess;
+}
+
 static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, mk_work_t* w,
                               plan_proxy_t* pp) {
   size_t ts = host_type_size(t->type);
   int N = comm->nRanks;
-  int chunkSteps, sliceSteps;
-  mk_coll_shape(t->coll, &chunkSteps, &sliceSteps);
-  int stepSize = comm->dp.buffSize / MKCCL_STEPS;
-  int blocks = t->coll == MK_COLL_ALLREDUCE ? N : 1;
   size_t totalBytes = t->count * ts * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)N);
+  /* The tuner chooses within the ring's chunk; the chosen algorithm's own
+   * shape may hold less (a tree chunk is one step). */
+  int chunkSteps, sliceSteps;
+  mk_coll_shape(t->coll, MK_ALGO_RING, &chunkSteps, &sliceSteps);
+  int stepSize = comm->dp.buffSize / MKCCL_STEPS;
   plan_choice_t choice;
   MK_CHECK(plan_tune_coll(comm, t, numPipeOps, (int64_t)chunkSteps * stepSize, plan_channels(comm, totalBytes),
                           &choice));
-  int64_t chunkElems = choice.chunkBytes / (int64_t)ts;
+  int algo = choice.algo;
+  if (algo == MK_ALGO_TREE) MK_CHECK(channel_connect_trees(comm));
+  mk_coll_shape(t->coll, algo, &chunkSteps, &sliceSteps);
+  int64_t chunkBytes = choice.chunkBytes;
+  if (chunkBytes > (int64_t)chunkSteps * stepSize) {
+    int64_t unit = mk_elem_align((int)ts) * (int64_t)ts;
+    chunkBytes = (int64_t)chunkSteps * stepSize / unit * unit;
+  }
+  int64_t chunkElems = chunkBytes / (int64_t)ts;
+  int blocks = t->coll == MK_COLL_ALLREDUCE && algo == MK_ALGO_RING ? N : 1;
   memset(w, 0, sizeof(*w));
   w->coll = (uint8_t)t->coll;
-  w->algo = (uint8_t)choice.algo; /* ring: the only layout below so far */
+  w->algo = (uint8_t)algo;
   w->proto = (uint8_t)choice.proto;
   w->type = (uint8_t)t->type;
   w->op = (uint8_t)t->op;
@@ -82,16 +127,11 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int n
   w->opCount = comm->dp.opCount++;
   w->channelLo = 0;
   w->nChannels = (uint8_t)choice.nChannels;
+  comm->dp.algoCount[algo]++;
   plan_profile_coll_start(comm, pp->profGroup, t, w);
   int64_t nLoops = sched_nloops((int64_t)t->count, chunkElems, w->nChannels, blocks);
-  for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
-    channel_t* ch = &comm->dp.channels[c];
-    uint64_t sendSteps, recvSteps;
-    plan_ring_steps(comm, w, nLoops, &sendSteps, &recvSteps);
-    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.next].send[MK_CONN_COLL], sendSteps, w, chunkSteps, sliceSteps));
-    MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], recvSteps, w, chunkSteps, sliceSteps));
-  }
-  return ncclSuccess;
+  if (algo == MK_ALGO_TREE) return plan_tree_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);
+  return plan_ring_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);
 }
 
 /* The channels a set of items spans (a GPU launch has one CTA per channel). */

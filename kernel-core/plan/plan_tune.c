@@ -1,32 +1,27 @@
 /* Collective -> algorithm, protocol, channels and chunk size: the tuning
- * context decides among the entries of plan_runnable (what the executors
- * run); the planner then lays the collective out for that choice. A new
- * algorithm is one more entry here plus its layout in the planner; the
- * tuner's picks of anything else are skipped (tune.c logs that once). */
+ * context decides among what the executors run (plan_tune_supported); the
+ * planner then lays the collective out for that choice. A new algorithm is
+ * one more supported cell here plus its layout in the planner; the tuner's
+ * picks of anything else are skipped (tune.c logs that once). */
 #include "plan/plan_tune.h"
 
 #include <string.h>
 
 #include "base/err.h"
+#include "base/log.h"
 #include "comm/comm.h"
 #include "device/common/shape.h"
 #include "device/common/work.h"
 #include "device/host/host_types.h"
 #include "tune/tune.h"
 
-typedef struct {
-  int algo, proto;
-} plan_runnable_t;
-
-/* Host threads and GPU kernels run the same set. */
-static const plan_runnable_t plan_runnable[] = {
-    {MK_ALGO_RING, MK_PROTO_SIMPLE},
-};
-
-static void plan_supported(int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
+/* What the executors run: the host one rings and trees (AllReduce), the GPU
+ * one rings; Simple protocol only, so far. */
+static void plan_tune_supported(const struct ncclComm* comm, int coll,
+                                int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
-  for (size_t i = 0; i < sizeof(plan_runnable) / sizeof(plan_runnable[0]); i++)
-    supported[plan_runnable[i].algo][plan_runnable[i].proto] = 1;
+  supported[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
+  if (comm->cudaDev < 0 && coll == MK_COLL_ALLREDUCE) supported[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
 }
 
 /* NCCL's nBytes: AllGather and ReduceScatter count the whole buffer. */
@@ -43,21 +38,40 @@ static int64_t plan_chunk_clamp(size_t want, int64_t max, size_t typeSize) {
   return c < unit ? unit : c;
 }
 
+static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t bytes, int numPipeOps,
+                                     size_t chunkBytesMax, tune_choice_t* c) {
+  int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  plan_tune_supported(comm, coll, supported);
+  int func = tune_func_of_mk_coll(coll);
+  if (func < 0) return MK_FAIL(ncclInternalError, "plan: collective %d has no tuner function", coll);
+  tune_request_t req = {func, bytes, comm->dp.nChannels, numPipeOps, 0, chunkBytesMax,
+                        (const int(*)[NCCL_NUM_PROTOCOLS])supported};
+  MK_CHECK(tune_decide_request(comm->tune, &req, c));
+  MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo %s proto %s, predicted %.1f us (rank %d, opCount %llu)",
+          tune_func_name(func), bytes, tune_algo_name(c->algo), tune_proto_name(c->proto), (double)c->predictedUs,
+          comm->rank, (unsigned long long)comm->dp.opCount);
+  return ncclSuccess;
+}
+
 ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int64_t chunkBytesMax,
                             int defaultChannels, plan_choice_t* out) {
-  int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  plan_supported(supported);
-  int func = tune_func_of_mk_coll(t->coll);
-  if (func < 0) return MK_FAIL(ncclInternalError, "plan: collective %d has no tuner function", t->coll);
-  tune_request_t req = {func, plan_tune_bytes(comm, t), comm->dp.nChannels, numPipeOps, 0, (size_t)chunkBytesMax,
-                        (const int(*)[NCCL_NUM_PROTOCOLS])supported};
   tune_choice_t c;
-  MK_CHECK(tune_decide_request(comm->tune, &req, &c));
+  MK_CHECK(plan_tune_decide(comm, t->coll, plan_tune_bytes(comm, t), numPipeOps, (size_t)chunkBytesMax, &c));
   out->algo = c.algo;
   out->proto = c.proto;
   out->nChannels = tune_ctx_tuner(comm->tune) ? c.nChannels : defaultChannels;
   if (out->nChannels < 1) out->nChannels = 1;
   if (out->nChannels > comm->dp.nChannels) out->nChannels = comm->dp.nChannels;
   out->chunkBytes = plan_chunk_clamp(c.chunkSize, chunkBytesMax, host_type_size(t->type));
+  return ncclSuccess;
+}
+
+ncclResult_t plan_tune_pick(struct ncclComm* comm, int coll, size_t bytes, int* algo, int* proto) {
+  int chunkSteps, sliceSteps;
+  mk_coll_shape(coll, MK_ALGO_RING, &chunkSteps, &sliceSteps);
+  tune_choice_t c;
+  MK_CHECK(plan_tune_decide(comm, coll, bytes, 1, (size_t)chunkSteps * (size_t)(comm->dp.buffSize / MKCCL_STEPS), &c));
+  *algo = c.algo;
+  *proto = c.proto;
   return ncclSuccess;
 }

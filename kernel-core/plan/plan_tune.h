@@ -1,8 +1,10 @@
 /* The tuner's answer for one collective, bounded by what the executors run
- * and what the communicator has (plan_tune.c). */
+ * and what the communicator has (plan_tune.c). The tuning context itself
+ * is the communicator's "tune" stage (kernel-core/tune/tune_comm_stage.c). */
 #ifndef MKCCL_PLAN_TUNE_H
 #define MKCCL_PLAN_TUNE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nccl.h"
@@ -20,8 +22,14 @@ typedef struct {
 /* Asks comm's tuning context (the model, NCCL_ALGO/NCCL_PROTO, the tuner
  * plugin) about collective t. numPipeOps: collectives in the same launch.
  * chunkBytesMax: what a chunk's steps hold (the planner's default). Without
- * a tuner plugin the channel count stays the planner's own (defaultChannels). */
+ * a tuner plugin the channel count stays the planner's own (defaultChannels).
+ * The choice is logged at INFO (TUNING). */
 ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int64_t chunkBytesMax,
                             int defaultChannels, plan_choice_t* out);
+
+/* Only the algorithm and protocol for collective `coll` (MK_COLL_*) of
+ * `bytes` (NCCL's nBytes), as plan_tune_coll would pick them: for tests
+ * and tools. */
+ncclResult_t plan_tune_pick(struct ncclComm* comm, int coll, size_t bytes, int* algo, int* proto);
 
 #endif

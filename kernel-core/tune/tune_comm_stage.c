@@ -6,9 +6,21 @@
 #include "comm/comm.h"
 #include "tune/tune.h"
 
+/* Most ranks any one host holds. */
+static int tune_ranks_per_node(struct ncclComm* comm) {
+  int most = 1;
+  for (int r = 0; r < comm->nRanks; r++) {
+    int same = 0;
+    for (int s = 0; s < comm->nRanks; s++) same += comm_peer_same_host(comm, r, s);
+    if (same > most) most = same;
+  }
+  return most;
+}
+
 ncclResult_t comm_tune_stage_init(struct ncclComm* comm) {
   tune_topo_t topo;
   tune_topo_default(&topo, comm->nRanks, comm->nNodes);
+  topo.ranksPerNode = tune_ranks_per_node(comm);
   topo.gpu = comm->cudaDev >= 0;
   const ncclTuner_v6_t* tuner = NULL;
   MK_CHECK(tune_plugin_acquire(&tuner));

@@ -91,8 +91,12 @@ static double model_lat(const tune_topo_t* t, const ncclTunerConstants_v5_t* c, 
   int N = t->nRanks, intra = t->intraLink;
   double lat = c->baseLatencies[algo][proto];
   if (algo == NCCL_ALGO_TREE) {
-    int up = t->ranksPerNode - 1, across = model_log2_ceil(t->nNodes);
-    return lat + 2.0 * (up * c->hwLatencies[intra][algo][proto] + across * c->hwLatencies[NCCL_HW_NET][algo][proto]);
+    /* A double binary tree over all ranks, a host's ranks side by side:
+     * the top log2(nNodes) levels cross the network, the rest stay inside. */
+    int depth = model_log2_ceil(N), across = model_log2_ceil(t->nNodes);
+    if (across > depth) across = depth;
+    return lat + 2.0 * ((depth - across) * c->hwLatencies[intra][algo][proto] +
+                        across * c->hwLatencies[NCCL_HW_NET][algo][proto]);
   }
   int steps = func == ncclFuncAllReduce ? 2 * (N - 1) : N - 1;
   int netSteps = t->nNodes > 1 ? (steps * t->nNodes + N - 1) / N : 0;
@@ -117,7 +121,7 @@ void tune_model_table(const tune_topo_t* topo, const ncclTunerConstants_v5_t* c,
   int N = topo->nRanks > 0 ? topo->nRanks : 1;
   if (nChannels < 1) nChannels = 1;
   for (int a = NCCL_ALGO_TREE; a <= NCCL_ALGO_RING; a++) {
-    if (a == NCCL_ALGO_TREE && (func != ncclFuncAllReduce || topo->nNodes < 2)) continue;
+    if (a == NCCL_ALGO_TREE && (func != ncclFuncAllReduce || N < 2)) continue;
     for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) {
       if (p == NCCL_PROTO_LL128 && !topo->gpu) continue;
       if (func >= ncclFuncSendRecv && !(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE)) continue;

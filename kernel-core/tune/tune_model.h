@@ -9,9 +9,9 @@
  * per-hop latency (hwLatencies of the intra-node link class, or NET) times
  * the hops on the critical path: a ring makes 2(N-1) steps for AllReduce and
  * N-1 for the others, nNodes/N of them across the network; a tree
- * (AllReduce across nodes only: inside one node it is a chain with a ring's
- * hops and less bandwidth) goes up and down a chain of ranksPerNode-1 hops inside a
- * node and log2(nNodes) hops between nodes.
+ * (AllReduce; a double binary tree over all ranks, see
+ * device/common/sched_tree.h) goes up and down its depth log2(N), the top
+ * log2(nNodes) levels across the network and the rest inside a node.
  * factor: AllReduce ring 2(N-1)/N, tree 2; AllGather and ReduceScatter
  * (N-1)/N of the total; Broadcast and Reduce 1.
  * bandwidth: min(intra, inter) across nodes, intra inside one, spread over

@@ -20,6 +20,8 @@ static ncclResult_t shm_init(const mkcclTransportServices_v1* services, void** o
   shm_ctx_t* ctx = calloc(1, sizeof(*ctx));
   if (!ctx) return ncclSystemError;
   ctx->services = services;
+  int swept = shm_segment_sweep_dead();
+  if (swept) SHM_LOG(ctx, NCCL_LOG_INFO, "transport-shm: removed %d segment(s) of dead processes", swept);
   *out = ctx;
   return ncclSuccess;
 }

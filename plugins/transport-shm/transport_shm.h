@@ -5,7 +5,8 @@
  * sender owns one with its head. Each side maps the other's. Segments are
  * created 0600 with a random name; the peer unlinks a segment as soon as it
  * has mapped it and marks it mapped, and the owner unlinks too once it sees
- * the mark, so after connect no name is left for a crash to leak. */
+ * the mark, so after connect no name is left for a crash to leak; names a
+ * crash during setup left behind are swept at the next init. */
 #ifndef TRANSPORT_SHM_H
 #define TRANSPORT_SHM_H
 
@@ -55,5 +56,7 @@ int shm_segment_create(size_t bytes, char* name, size_t nameSize, void** ptr);
 int shm_segment_open(const char* name, size_t bytes, void** ptr);
 void shm_segment_close(void* ptr, size_t bytes);
 void shm_segment_unlink(const char* name);
+/* Unlink the segments of dead processes of our pid namespace; how many. */
+int shm_segment_sweep_dead(void);
 
 #endif

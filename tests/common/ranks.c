@@ -17,6 +17,8 @@ void* ranks_shared_alloc(unsigned long bytes) {
   return p == MAP_FAILED ? NULL : p;
 }
 
+#define RANKS_GRACE_SEC 15
+
 int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
   pid_t pids[256];
   if (nranks < 1 || nranks > 256) return -1;
@@ -47,6 +49,11 @@ int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
           if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             fprintf(stderr, "rank %d failed (%s %d)\n", r, WIFEXITED(status) ? "exit" : "signal",
                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            /* The others may wait on it forever: give them a few seconds. */
+            if (!failed && timeoutSec > RANKS_GRACE_SEC) {
+              clock_gettime(CLOCK_MONOTONIC, &start);
+              timeoutSec = RANKS_GRACE_SEC;
+            }
             failed = 1;
           }
         }

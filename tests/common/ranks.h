@@ -1,6 +1,7 @@
 /* Multi-rank tests run ranks as real processes: ranks_run forks n children,
  * each runs fn(rank, n, arg) and exits with its return value; the parent
- * waits (killing all after timeoutSec) and returns 0 only if every rank
+ * waits (killing all after timeoutSec, or a few seconds after one rank
+ * failed) and returns 0 only if every rank
  * returned 0. Shared setup (a unique id, say) goes in `arg` before the call:
  * children inherit it. */
 #ifndef MKCCL_TESTS_RANKS_H

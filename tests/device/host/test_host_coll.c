@@ -107,7 +107,7 @@ static void run(int coll, int type, int op, size_t count, int root, int inPlace,
   char* out[MAXR];
   mk_work_t w[MAXR];
   int chunkSteps, sliceSteps;
-  mk_coll_shape(coll, &chunkSteps, &sliceSteps);
+  mk_coll_shape(coll, MK_ALGO_RING, &chunkSteps, &sliceSteps);
   for (int r = 0; r < N; r++) {
     out[r] = calloc(outElems + 1, ts);
     in[r] = inPlace ? (coll == MK_COLL_ALLGATHER ? out[r] + r * count * ts : out[r]) : calloc(inElems + 1, ts);
@@ -118,6 +118,7 @@ static void run(int coll, int type, int op, size_t count, int root, int inPlace,
     for (size_t i = 0; i < inElems; i++) store(type, in[r], i, value(r, i));
     memset(&w[r], 0, sizeof(w[r]));
     w[r].coll = (uint8_t)coll;
+    w[r].algo = MK_ALGO_RING;
     w[r].type = (uint8_t)type;
     w[r].op = (uint8_t)op;
     w[r].scalar = op == MK_OP_SUMPOSTDIV ? (uint64_t)N : 0;

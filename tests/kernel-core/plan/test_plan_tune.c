@@ -5,10 +5,12 @@
  * executor ran, and the ProxyOps' chunk size.
  *  - a test tuner of every ABI version v2..v6 asks for 3 channels (capped
  *    at 2 on a communicator of 2 channels); v6 also for a 12345-byte
- *    chunk, which becomes 12336 (whole 16-byte groups); it forces ring, or
- *    tree, which the executors lack (skipped: still ring; each rank poses
- *    as a node of its own so that tree is costed at all);
- *  - the rule tuner's file changes the choice between two collectives;
+ *    chunk, which becomes 12336 (whole 16-byte groups); it forces ring or
+ *    tree and the collective runs on what it forced (a tree chunk is one
+ *    step: the ring's default chunk is cut to it; each rank poses as a node
+ *    of its own so that tree is costed at all);
+ *  - the rule tuner's file changes the choice (ring to tree, channels,
+ *    chunk) between two collectives;
  * and every result is right. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,6 +28,7 @@
 
 #define COUNT (3 * 65536 + 7) /* floats: several chunks per channel, a ragged end */
 #define DEFAULT_CHUNK (4 * (4194304 / 8)) /* a ring chunk: 4 steps of the default buffer */
+#define TREE_CHUNK (4194304 / 8)          /* a tree chunk: 1 step */
 
 static const char* const tuner_paths[7] = {NULL, NULL, TEST_TUNER_V2, TEST_TUNER_V3, TEST_TUNER_V4, TEST_TUNER_V5,
                                            TEST_TUNER_V6};
@@ -47,13 +50,13 @@ static void allreduce_checked(ncclComm_t comm, int rank, int n) {
   free(buf);
 }
 
-/* The last collective (from record `from` on) ran as ring on `nChannels`
+/* The last collective (from record `from` on) ran as `algo` on `nChannels`
  * channels with `chunk`-byte chunks. */
-static void expect_plan(const test_report_t* r, int from, int nChannels, int chunk) {
+static void expect_plan(const test_report_t* r, int from, const char* algo, int nChannels, int chunk) {
   int coll = plan_observe_last(r, ncclProfileColl, from);
   CHECK_MSG(coll >= 0, "no Coll event");
   CHECK_EQ_INT(r->recs[coll].nChannels, nChannels);
-  CHECK_STR_CONTAINS(r->recs[coll].algo, "Ring");
+  CHECK_STR_CONTAINS(r->recs[coll].algo, algo);
   CHECK_EQ_INT(plan_observe_children(r, ncclProfileKernelCh, coll), nChannels);
   int ops = 0;
   for (int i = coll; i < r->n; i++)
@@ -61,7 +64,8 @@ static void expect_plan(const test_report_t* r, int from, int nChannels, int chu
       CHECK_EQ_INT(r->recs[i].chunkSize, chunk);
       ops++;
     }
-  CHECK_EQ_INT(ops, 2 * nChannels); /* a send and a recv sub per channel */
+  if (strcmp(algo, "Ring") == 0) CHECK_EQ_INT(ops, 2 * nChannels); /* a send and a recv sub per channel */
+  else CHECK_MSG(ops >= 2 * nChannels, "%d proxy ops for %d tree channels", ops, nChannels); /* a sub per tree peer and direction */
 }
 
 static int rank_forced(int rank, int n, void* arg) {
@@ -76,7 +80,8 @@ static int rank_forced(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommInitRank(&comm, n, sc->id, rank));
   test_report_t* r = plan_observe_report(TEST_PROFILER_V6);
   allreduce_checked(comm, rank, n);
-  expect_plan(r, 0, sc->nChannels, v == 6 ? 12336 : DEFAULT_CHUNK);
+  int tree = v % 2; /* what main told the tuner to force */
+  expect_plan(r, 0, tree ? "Tree" : "Ring", sc->nChannels, v == 6 ? 12336 : tree ? TREE_CHUNK : DEFAULT_CHUNK);
   CHECK_NCCL(ncclCommDestroy(comm));
   plan_observe_release();
   return 0;
@@ -94,7 +99,7 @@ static void rules_write(const char* path, const char* text) {
 
 static const char rules_a[] = "rules:\n  - coll: allreduce\n    channels: 2\n    chunksize: 64KiB\n";
 static const char rules_b[] =
-    "# changed while running\nrules:\n  - coll: allreduce\n    channels: 1\n    chunksize: 32KiB\n";
+    "# changed while running\nrules:\n  - coll: allreduce\n    algo: tree\n    channels: 1\n    chunksize: 32KiB\n";
 
 static int rank_rules(int rank, int n, void* arg) {
   scenario_t* sc = arg;
@@ -102,7 +107,7 @@ static int rank_rules(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommInitRank(&comm, n, sc->id, rank));
   test_report_t* r = plan_observe_report(TEST_PROFILER_V6);
   allreduce_checked(comm, rank, n);
-  expect_plan(r, 0, 2, 65536);
+  expect_plan(r, 0, "Ring", 2, 65536);
   /* Rank 0 rewrites the rules; the broadcast (no rule matches it) orders
    * that before every rank's next AllReduce. */
   if (rank == 0) rules_write(sc->rulesPath, rules_b);
@@ -110,7 +115,7 @@ static int rank_rules(int rank, int n, void* arg) {
   CHECK_NCCL(ncclBroadcast(&token, &token, 1, ncclInt32, 0, comm, NULL));
   CHECK_EQ_INT(token, 42);
   allreduce_checked(comm, rank, n);
-  expect_plan(r, from, 1, 32768);
+  expect_plan(r, from, "Tree", 1, 32768); /* the new file's algorithm, channels and chunk */
   CHECK_NCCL(ncclCommDestroy(comm));
   plan_observe_release();
   return 0;
@@ -137,7 +142,7 @@ int main(void) {
     snprintf(abi, sizeof(abi), "%d", v);
     setenv("TEST_TUNER_ABI", abi, 1);
     setenv("NCCL_TUNER_PLUGIN", tuner_paths[v], 1);
-    setenv("MKCCL_TEST_TUNER_FORCE", v % 2 ? "tree" : "ring", 1); /* tree: skipped, ring runs */
+    setenv("MKCCL_TEST_TUNER_FORCE", v % 2 ? "tree" : "ring", 1);
     /* v2: the communicator has 2 channels, the tuner's 3 are capped. */
     setenv("MKCCL_HOST_NCHANNELS", v == 2 ? "2" : "4", 1);
     sc.nChannels = v == 2 ? 2 : 3;

@@ -1,5 +1,6 @@
 /* The cost model: tree for small and ring for large AllReduce across
- * nodes, with one crossover; ring everywhere inside one node; LL for small
+ * nodes, with one crossover, and inside one node of 8 ranks (the host
+ * executor's Simple protocol) too; LL for small
  * and Simple for large; predicted times grow with size; LL128 only with a
  * GPU; tree only for AllReduce. */
 #include <stdlib.h>
@@ -69,14 +70,25 @@ static void test_multi_node_crossover(int nNodes, int rpn, int expectChanges) {
   tune_ctx_destroy(ctx);
 }
 
-static void test_single_node_ring(void) {
+/* 8 ranks of one host, what the host executor runs (Simple): tree below
+ * one crossover, ring above it. */
+static void test_single_node_8_ranks(void) {
+  int sup[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] = {{0}};
+  sup[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = sup[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
   tune_topo_t topo;
   tune_topo_default(&topo, 8, 1);
   tune_ctx_t* ctx = NULL;
   CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
-  int algos[SIZES], protos[SIZES];
-  sweep(ctx, ncclFuncAllReduce, algos, protos);
-  for (int i = 0; i < SIZES; i++) CHECK_EQ_INT(algos[i], NCCL_ALGO_RING);
+  int changes = 0, algos[SIZES];
+  for (int i = 0; i < SIZES; i++) {
+    tune_choice_t c;
+    CHECK_NCCL(tune_decide(ctx, ncclFuncAllReduce, size_of(i), 1, (const int(*)[NCCL_NUM_PROTOCOLS])sup, &c));
+    algos[i] = c.algo;
+    if (i && algos[i] != algos[i - 1]) changes++;
+  }
+  CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "8 ranks, 8 B: %s", tune_algo_name(algos[0]));
+  CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "8 ranks, 8 GiB: %s", tune_algo_name(algos[SIZES - 1]));
+  CHECK_EQ_INT(changes, 1);
   tune_ctx_destroy(ctx);
 }
 
@@ -140,7 +152,7 @@ int main(void) {
   /* Small shapes may switch back and forth as the protocol changes; each
    * protocol alone still crosses once. */
   test_multi_node_crossover(2, 4, 0);
-  test_single_node_ring();
+  test_single_node_8_ranks();
   test_table_shape();
   test_executor_support();
   printf("test_tune_model: OK\n");

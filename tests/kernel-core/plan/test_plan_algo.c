@@ -1,0 +1,130 @@
+/* The algorithm a collective runs, through real communicators of N ranks
+ * (processes):
+ *  - NCCL_ALGO forces it: a communicator made with "^tree" runs every
+ *    AllReduce on rings, one made with "tree" on trees (the planner counts
+ *    items per algorithm in comm->dp.algoCount);
+ *  - tree and ring give the same bytes for every AllReduce type, op (with
+ *    PreMulSum and Avg), count 0, 1, odd and a few MB, in and out of place,
+ *    and the exact expected values;
+ *  - NCCL_PROTO excludes protocols: LL alone (the host runs Simple) is an
+ *    error naming the setting;
+ *  - with no setting the cost model picks tree for a small AllReduce and
+ *    ring for a large one, and the planner runs what it picked.
+ *   test_plan_algo N   (transports and channels follow the environment) */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "coll_cases.h"
+#include "comm/comm.h"
+#include "device/common/work.h"
+#include "nccl.h"
+#include "plan/plan_tune.h"
+#include "ranks.h"
+
+static ncclUniqueId ids[5];
+
+/* A communicator made while `var` (NCCL_ALGO or NCCL_PROTO) is `value`. */
+static ncclComm_t comm_with(const char* var, const char* value, int n, int id, int rank) {
+  ncclComm_t comm;
+  if (value) setenv(var, value, 1);
+  else unsetenv(var);
+  CHECK_NCCL(ncclCommInitRank(&comm, n, ids[id], rank));
+  unsetenv(var);
+  return comm;
+}
+
+static ncclComm_t comm_with_algo(const char* algo, int n, int id, int rank) {
+  return comm_with("NCCL_ALGO", algo, n, id, rank);
+}
+
+/* NCCL_PROTO: the host executor runs Simple. Excluding LL changes nothing;
+ * allowing LL alone is an error that names the setting, not a silent Simple. */
+static void check_proto(int n, int rank) {
+  ncclComm_t simple = comm_with("NCCL_PROTO", "^ll", n, 3, rank);
+  ncclComm_t ll = comm_with("NCCL_PROTO", "ll", n, 4, rank);
+  int32_t one = 1, sum = 0;
+  CHECK_NCCL(ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, simple, NULL));
+  CHECK_EQ_INT(sum, n);
+  CHECK(ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, ll, NULL) == ncclInvalidUsage);
+  CHECK_MSG(strstr(ncclGetLastError(ll), "NCCL_PROTO") != NULL, "last error: %s", ncclGetLastError(ll));
+  CHECK_NCCL(ncclCommDestroy(ll));
+  CHECK_NCCL(ncclCommDestroy(simple));
+}
+
+/* One AllReduce case on both communicators: same bytes, right values. */
+static long same_on_both(ncclComm_t ring, ncclComm_t tree, const coll_case_t* c, int rank, int n) {
+  coll_run_t a, b;
+  coll_case_prepare(&a, c, ring, rank, n, &coll_mem_host, NULL);
+  coll_case_prepare(&b, c, tree, rank, n, &coll_mem_host, NULL);
+  CHECK_NCCL(coll_case_launch(&a));
+  CHECK_NCCL(coll_case_launch(&b));
+  CHECK_MSG(memcmp(a.r, b.r, a.outCnt * a.ts) == 0, "rank %d: type %d op %d count %zu: ring and tree differ", rank,
+            c->type, c->op, c->count);
+  return coll_case_check(&a) + coll_case_check(&b);
+}
+
+static void check_model_choice(ncclComm_t comm, int n) {
+  int algo, proto;
+  CHECK_NCCL(plan_tune_pick(comm, MK_COLL_ALLREDUCE, 8, &algo, &proto));
+  CHECK_MSG(algo == MK_ALGO_TREE, "%d ranks, 8 B: the model picks %d", n, algo);
+  CHECK_EQ_INT(proto, MK_PROTO_SIMPLE);
+  CHECK_NCCL(plan_tune_pick(comm, MK_COLL_ALLREDUCE, (size_t)64 << 20, &algo, &proto));
+  CHECK_MSG(algo == MK_ALGO_RING, "%d ranks, 64 MB: the model picks %d", n, algo);
+  CHECK_NCCL(plan_tune_pick(comm, MK_COLL_ALLGATHER, 8, &algo, &proto));
+  CHECK_EQ_INT(algo, MK_ALGO_RING); /* no tree AllGather */
+
+  /* What the planner runs follows: a small AllReduce on the tree, a large one on the ring. */
+  uint64_t tree0 = comm->dp.algoCount[MK_ALGO_TREE], ring0 = comm->dp.algoCount[MK_ALGO_RING];
+  float one = 1, sum = 0;
+  CHECK_NCCL(ncclAllReduce(&one, &sum, 1, ncclFloat32, ncclSum, comm, NULL));
+  CHECK(sum == (float)n);
+  CHECK(comm->dp.algoCount[MK_ALGO_TREE] == tree0 + 1 && comm->dp.algoCount[MK_ALGO_RING] == ring0);
+  size_t big = (size_t)16 << 20 >> 2;
+  float* buf = malloc(big * sizeof(float));
+  CHECK(buf);
+  for (size_t i = 0; i < big; i++) buf[i] = 1;
+  CHECK_NCCL(ncclAllReduce(buf, buf, big, ncclFloat32, ncclSum, comm, NULL));
+  CHECK(buf[0] == (float)n && buf[big - 1] == (float)n);
+  free(buf);
+  CHECK(comm->dp.algoCount[MK_ALGO_RING] == ring0 + 1);
+}
+
+static int rank_main(int rank, int n, void* arg) {
+  (void)arg;
+  ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
+  ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
+  long wrong = 0;
+  const size_t counts[] = {0, 1, 7, 1000003};
+  for (int type = 0; type < ncclNumTypes; type++)
+    for (int op = 0; op <= C_OP_PREMUL; op++)
+      for (int k = 0; k < 4; k++) {
+        if (k == 3 && type != ncclFloat32 && type != ncclInt8) continue; /* a few MB once per op family */
+        coll_case_t c = {C_ALLREDUCE, type, op, 0, (k + type + op) % 2, counts[k]};
+        wrong += same_on_both(ring, tree, &c, rank, n);
+      }
+  CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
+  CHECK(ring->dp.algoCount[MK_ALGO_RING] > 0 && ring->dp.algoCount[MK_ALGO_TREE] == 0);
+  CHECK(tree->dp.algoCount[MK_ALGO_TREE] > 0 && tree->dp.algoCount[MK_ALGO_RING] == 0);
+  /* Only trees allowed, and AllGather has none: an error, not a silent ring. */
+  char x = 1, y[8];
+  CHECK(ncclAllGather(&x, y, 1, ncclInt8, tree, NULL) == ncclInvalidUsage);
+  CHECK_NCCL(ncclCommDestroy(tree));
+  CHECK_NCCL(ncclCommDestroy(ring));
+
+  check_proto(n, rank);
+  ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
+  check_model_choice(model, n);
+  CHECK_NCCL(ncclCommDestroy(model));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 2;
+  CHECK(n >= 2 && n <= 8);
+  for (int i = 0; i < 5; i++) CHECK_NCCL(ncclGetUniqueId(&ids[i]));
+  CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 300), 0);
+  printf("test_plan_algo %d: OK\n", n);
+  return 0;
+}
