@@ -3,6 +3,7 @@
 #include "device/common/sched_ring.h"
 #include "transport/mkccl_conn_fifo_v1.h"
 #include "host_wait.h"
+#include "netdev/netdev.h"
 
 void host_prims_begin(host_prims_t* p) {
   if (p->recv.info) *p->recv.step = steps_op_base(*p->recv.step, p->shape.chunkSteps);
@@ -60,6 +61,12 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
     int64_t bytes = steps_slice_len(s, chunkBytes, slice);
     uint64_t rstep = recv ? *p->recv.step : 0, sstep = send ? *p->send.step : 0;
     if (recv && host_prims_wait_recv(p, rstep + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+    /* Device offload: the slice's one receive landed elsewhere (UNPACK:
+     * pages in a bounce buffer); bring it into its slots first. */
+    if (recv && p->recv.info->netDeviceHandle &&
+        netdev_host_unpack(p->recv.info->netDeviceHandle, host_prims_recv_ptr(&p->recv, rstep, s.stepSize),
+                           (size_t)s.stepSize * (size_t)s.sliceSteps) != ncclSuccess)
+      return ncclInternalError;
     if (send && host_prims_wait_send(p, sstep + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
     if (bytes > 0) {
       const char* in = recv ? host_prims_recv_ptr(&p->recv, rstep, s.stepSize) : NULL;
