@@ -20,6 +20,7 @@
 
 #include "mkccl_plugin_v1.h"
 #include "nccl.h"
+#include "net/nccl_net.h"
 
 #define MKCCL_TRANSPORT_SYMBOL_V1 "mkcclTransportPlugin_v1"
 #define MKCCL_TRANSPORT_ABI_V1 1
@@ -174,6 +175,15 @@ typedef struct mkcclTransportServices_v1 {
   int p2pLevel;
   /* NCCL_P2P_READ_ENABLE: 1 read, 0 write, -1 unset (the transport decides). */
   int p2pRead;
+  /* ---- net device offload (abi/net-device); check `size` before use ---- */
+  /* The generic device handle of one side of a net connection, for the net
+   * plugin's connect (send) or accept (recv) to fill: *handle = NULL when
+   * the communicator's net device type needs none (HOST, or a refused type).
+   * Freed with netDeviceHandleFree once the net comm is closed. */
+  ncclResult_t (*netDeviceHandleAlloc)(void* ctx, int isRecv, ncclNetDeviceHandle_v12_t** handle);
+  /* The proxy must call irecvConsumed for receives of this handle. */
+  int (*netDeviceNeedsProxyProgress)(void* ctx, const ncclNetDeviceHandle_v12_t* handle);
+  ncclResult_t (*netDeviceHandleFree)(void* ctx, ncclNetDeviceHandle_v12_t* handle);
 } mkcclTransportServices_v1;
 
 typedef struct {

@@ -7,6 +7,7 @@
 #include "device/common/sched_ring.h"
 #include "transport/mkccl_conn_fifo_v1.h"
 #include "host_wait.h"
+#include "netdev/netdev.h"
 
 void host_prims_begin(host_prims_t* p) {
   for (int i = 0; i < p->nRecv; i++) {
@@ -95,6 +96,12 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
     for (int i = 0; i < nRecv; i++) {
       uint64_t step = *p->recv[i].step;
       if (host_prims_wait_recv(p, &p->recv[i], step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+      /* Device offload: the slice's receive landed elsewhere (UNPACK: pages
+       * in a bounce buffer); bring it into its slots first. */
+      if (p->recv[i].info->netDeviceHandle &&
+          netdev_host_unpack(p->recv[i].info->netDeviceHandle, host_prims_recv_ptr(&p->recv[i], step, s.stepSize),
+                             (size_t)s.stepSize * (size_t)s.sliceSteps) != ncclSuccess)
+        return ncclInternalError;
       in[i] = host_prims_recv_ptr(&p->recv[i], step, s.stepSize);
     }
     for (int i = 0; i < nSend; i++) {

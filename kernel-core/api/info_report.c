@@ -5,6 +5,7 @@
 #include "base/err.h"
 #include "base/param.h"
 #include "mkccl_info.h"
+#include "netdev/netdev.h"
 #include "plugin/loader.h"
 #include "plugin/manifest_set.h"
 #include "plugin/net.h"
@@ -46,14 +47,12 @@ static ncclResult_t info_plugins_load(void) {
     MK_CHECK(plugin_kind_load_first(firsts[i], &lib));
     plugin_lib_close(lib);
   }
-  const plugin_kind_t alls[] = {PLUGIN_KIND_TRANSPORT, PLUGIN_KIND_NET_DEVICE};
-  for (size_t i = 0; i < sizeof(alls) / sizeof(alls[0]); i++) {
-    plugin_lib_t** libs = NULL;
-    int n = 0;
-    MK_CHECK(plugin_kind_load_all(alls[i], &libs, &n));
-    plugin_libs_close(libs, n);
-  }
-  return ncclSuccess;
+  plugin_lib_t** libs = NULL;
+  int n = 0;
+  MK_CHECK(plugin_kind_load_all(PLUGIN_KIND_TRANSPORT, &libs, &n));
+  plugin_libs_close(libs, n);
+  /* Net devices as communicators take them: checked type and version. */
+  return netdev_plugins_load();
 }
 
 static ncclResult_t info_plugins(FILE* out) {

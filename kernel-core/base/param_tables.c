@@ -15,6 +15,7 @@ static const param_decl_t param_core_decls[] = {
 #include "bootstrap/params.def"
 #include "comm/params.def"
 #include "tune/params.def"
+#include "netdev/params.def"
 };
 #undef MK_PARAM
 

@@ -9,6 +9,7 @@
 #include "comm/comm.h"
 #include "device/cuda/gpu_exec.h"
 #include "device/host/host_exec.h"
+#include "netdev/netdev.h"
 #include "plan/dp.h"
 #include "plan/dp_net.h"
 #include "plan/plan_tune.h"
@@ -63,6 +64,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   if (comm->cudaDev >= 0) MK_CHECK(gpu_exec_bind(comm));
   MK_CHECK(dp_peers_fill(comm));
   MK_CHECK_GOTO(dp_net_open(comm), res, fail_peers);
+  MK_CHECK_GOTO(netdev_comm_open(comm), res, fail_net);
   MK_CHECK_GOTO(transport_set_init(comm, &dp->transports), res, fail_net);
   dp->transportsReady = 1;
   MK_CHECK_GOTO(proxy_client_attach(&dp->proxy, comm->abortFlag, comm->rank), res, fail_transports);
@@ -96,6 +98,7 @@ fail_transports:
   transport_set_fini(&dp->transports);
   dp->transportsReady = 0;
 fail_net:
+  netdev_comm_close(comm);
   dp_net_close(comm);
 fail_peers:
   free(dp->peers);
@@ -117,6 +120,7 @@ void dp_fini(struct ncclComm* comm) {
   channel_free_all(comm);
   if (dp->transportsReady) transport_set_fini(&dp->transports);
   dp->transportsReady = 0;
+  netdev_comm_close(comm);
   dp_net_close(comm);
   free(dp->peers);
   dp->peers = NULL;

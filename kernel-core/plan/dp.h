@@ -39,6 +39,8 @@ typedef struct dp_state {
   const void* net;         /* ncclNet_v12_t* of the chosen net plugin, NULL when none */
   void* netContext;
   struct plugin_net* netPlugin;
+  int netDevType;          /* ncclNetDeviceType the net connections use (netdev/netdev.h) */
+  const void* netDevice;   /* mkcclNetDevice_v1* of that type, NULL for HOST */
 } dp_state_t;
 
 struct ncclComm;

@@ -45,6 +45,7 @@ const char* plugin_outcome_text(plugin_outcome_t outcome) {
     case PLUGIN_ADAPTER_BUSY: return "adapter busy";
     case PLUGIN_INIT_FAILED: return "init failed";
     case PLUGIN_NO_DEVICES: return "zero devices";
+    case PLUGIN_REFUSED: return "refused";
   }
   return "unknown";
 }

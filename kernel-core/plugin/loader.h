@@ -46,6 +46,7 @@ typedef enum {
   PLUGIN_ADAPTER_BUSY,           /* the adapter of its version holds another plugin */
   PLUGIN_INIT_FAILED,
   PLUGIN_NO_DEVICES,
+  PLUGIN_REFUSED,                /* loads, but what it reports is not acceptable (net device version) */
 } plugin_outcome_t;
 
 /* "taken", "file missing", ... */

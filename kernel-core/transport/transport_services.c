@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/param.h"
 #include "comm/comm.h"
+#include "netdev/netdev.h"
 #include "topo/topo.h"
 #include "transport/transport.h"
 
@@ -61,6 +62,9 @@ ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServic
   s->p2pRead = (int)param_int("NCCL_P2P_READ_ENABLE");
   const char* level = param_str("NCCL_P2P_LEVEL");
   if (level && *level && topo_p2p_level_parse(level, &s->p2pLevel) != 0) s->p2pLevel = -1;
+  s->netDeviceHandleAlloc = netdev_service_handle_alloc;
+  s->netDeviceNeedsProxyProgress = netdev_service_needs_proxy_progress;
+  s->netDeviceHandleFree = netdev_service_handle_free;
   if (comm->cudaDev >= 0) MK_CHECK(transport_services_gpu_fill(comm, s));
   return ncclSuccess;
 }

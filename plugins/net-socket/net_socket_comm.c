@@ -1,6 +1,7 @@
 /* Life of a connection: allocation, helper threads, the data-socket rings,
  * failure, and the release of every fd and thread. */
 #include "net_socket_comm.h"
+#include "net_socket_unpack.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -98,6 +99,7 @@ void net_socket_comm_free(net_socket_comm_t* comm) {
   sock_close(&comm->ctrlFd);
   free(comm->helpers);
   free(comm->data);
+  net_socket_unpack_free(comm->unpack);
   free(comm);
 }
 

@@ -42,6 +42,9 @@ typedef struct net_socket_request {
   int used;
   int n;             /* subs in use: 1 for a send */
   int ctrlDone;      /* send: header (and inline payload) written */
+  int unpackSlot;    /* unpack mode (net_socket_unpack.h): the queue slot, */
+  uint64_t unpackSeq; /* the receive number, */
+  int awaitConsumed; /* and, once complete, held until irecvConsumed */
   uint64_t seq;      /* posting order, for receive matching */
   net_socket_sub_t subs[NET_SOCKET_MAX_RECVS];
   void* pEvents[NET_SOCKET_MAX_RECVS]; /* NetPlugin profiler events per buffer (net_socket_prof.c) */
@@ -103,6 +106,7 @@ typedef struct net_socket_comm {
   int rxClosed; /* the peer closed between messages: what it sent is all there is */
   size_t rxBufHead, rxBufTail; /* unread bytes of rxBuf */
   char rxBuf[NET_SOCKET_RXBUF];
+  struct net_socket_unpack* unpack; /* unpack mode's queue, NULL for ordinary receives */
 } net_socket_comm_t;
 
 /* A comm with nSocks data sockets (fds -1) and ctrlFd -1; NULL on failure. */

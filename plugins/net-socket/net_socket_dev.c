@@ -10,6 +10,7 @@
 #include "net_socket_comm.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
+#include "net_socket_unpack.h"
 
 #define NET_SOCKET_DEFAULT_SPEED 10000
 
@@ -104,6 +105,11 @@ ncclResult_t net_socket_dev_props(int dev, ncclNetProperties_v12_t* props) {
   props->maxRecvs = NET_SOCKET_MAX_RECVS;
   props->netDeviceType = NCCL_NET_DEVICE_HOST;
   props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+  if (net_socket_unpack_mode()) { /* one buffer per receive: one queue entry */
+    props->maxRecvs = 1;
+    props->netDeviceType = NCCL_NET_DEVICE_UNPACK;
+    props->netDeviceVersion = MKCCL_UNPACK_VERSION;
+  }
   props->vProps.ndevs = 1;
   props->vProps.devs[0] = dev;
   props->maxP2pBytes = MAX_NET_SIZE; /* test() reports sizes as int */

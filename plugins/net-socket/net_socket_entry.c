@@ -1,7 +1,9 @@
 #include "net_socket_entry.h"
 
+#include "net_socket_comm.h"
 #include "net_socket_log.h"
 #include "net_socket_prof.h"
+#include "net_socket_unpack.h"
 
 ncclResult_t net_socket_e_listen_ctx(void* ctx, int dev, void* handle, void** listenComm) {
   return net_socket_listen(dev, handle, listenComm, net_socket_ctx_traffic_class(ctx));
@@ -22,9 +24,19 @@ ncclResult_t net_socket_e_connect_dev(int dev, void* handle, void** sendComm, nc
   return net_socket_connect(dev, handle, sendComm, NCCL_NET_TRAFFIC_CLASS_UNDEF);
 }
 
+/* A device handle from the core (unpack mode, UNPACK accepted) gets the
+ * comm's queue; otherwise receives are ordinary. */
 ncclResult_t net_socket_e_accept_dev(void* listenComm, void** recvComm, ncclNetDeviceHandle_v7_t** recvDevComm) {
-  (void)recvDevComm;
-  return net_socket_accept(listenComm, recvComm);
+  NS_CHECK(net_socket_accept(listenComm, recvComm));
+  if (*recvComm && recvDevComm && *recvDevComm) {
+    ncclResult_t res = net_socket_unpack_attach(*recvComm, *recvDevComm);
+    if (res != ncclSuccess) {
+      net_socket_comm_free(*recvComm);
+      *recvComm = NULL;
+      return res;
+    }
+  }
+  return ncclSuccess;
 }
 
 ncclResult_t net_socket_e_isend_v10(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,

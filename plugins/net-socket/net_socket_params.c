@@ -19,6 +19,9 @@ static const mkcclParamDecl_v1 net_socket_param_decls[] = {
     {NET_SOCKET_PARAM_USER_TIMEOUT, MKCCL_PARAM_INT64, "0",
      "TCP_USER_TIMEOUT of every socket: unacknowledged data older than this kills the connection "
      "(ms, 0: kernel default)"},
+    {NET_SOCKET_PARAM_UNPACK, MKCCL_PARAM_INT64, "0",
+     "1: report the UNPACK net device type (0x7) and, where the core asks for it, land receives in a bounce "
+     "buffer as permuted 4 KiB pages for the net-device plugin to unpack (tests the offload path)"},
 };
 
 static plugin_params_t net_socket_params = {

@@ -13,6 +13,7 @@
 #define NET_SOCKET_PARAM_MIN_TASKSIZE "NCCL_SOCKET_MIN_TASKSIZE"
 #define NET_SOCKET_PARAM_INLINE "NCCL_SOCKET_INLINE"
 #define NET_SOCKET_PARAM_USER_TIMEOUT "MKCCL_SOCKET_USER_TIMEOUT_MS"
+#define NET_SOCKET_PARAM_UNPACK "MKCCL_SOCKET_UNPACK"
 
 int64_t net_socket_param_int(const char* name);
 const char* net_socket_param_str(const char* name); /* never NULL */

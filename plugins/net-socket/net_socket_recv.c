@@ -10,6 +10,7 @@
 
 #include "net_socket_chunk.h"
 #include "net_socket_log.h"
+#include "net_socket_unpack.h"
 #include "net_socket_xfer.h"
 #include "sock.h"
 
@@ -149,11 +150,20 @@ ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* 
     *request = NULL; /* the caller retries once a request completes */
     return ncclSuccess;
   }
+  char* landing = NULL;
+  if (comm->unpack) {
+    NS_CHECK(net_socket_unpack_post(comm, n, sizes, r, &landing));
+    if (!landing) {
+      *request = NULL; /* every slot awaits irecvConsumed: retry */
+      return ncclSuccess;
+    }
+  }
   r->n = n;
   r->seq = comm->nextSeq++;
+  r->awaitConsumed = 0;
   for (int i = 0; i < n; i++) {
     net_socket_sub_t* sub = &r->subs[i];
-    sub->data = data[i];
+    sub->data = landing ? landing : data[i];
     sub->size = sizes[i];
     sub->received = 0;
     sub->tag = tags[i];

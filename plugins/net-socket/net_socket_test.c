@@ -2,6 +2,7 @@
  * whether the request is complete and with which sizes. */
 #include "net_socket_log.h"
 #include "net_socket_prof.h"
+#include "net_socket_unpack.h"
 #include "net_socket_xfer.h"
 
 static int net_socket_request_complete(const net_socket_request_t* r) {
@@ -33,7 +34,8 @@ ncclResult_t net_socket_test(void* request, int* done, int* sizes) {
   if (sizes)
     for (int i = 0; i < r->n; i++) sizes[i] = (int)(comm->isSend ? r->subs[i].size : r->subs[i].received);
   net_socket_prof_stop(r);
-  r->used = 0;
+  if (comm->unpack && !comm->isSend) net_socket_unpack_publish(comm, r); /* held until irecvConsumed */
+  else r->used = 0;
   *done = 1;
   return ncclSuccess;
 }

@@ -2,6 +2,7 @@
 #include "net_socket_entry.h"
 #include "net_socket_log.h"
 #include "net_socket_prof.h"
+#include "net_socket_unpack.h"
 #include "net_socket_vprops.h"
 
 static ncclResult_t net_socket_v10_init(ncclDebugLogger_t logger, ncclProfilerCallback_t profiler) {
@@ -42,6 +43,6 @@ __attribute__((visibility("default"))) const ncclNet_v10_t ncclNetPlugin_v10 = {
     .closeRecv = net_socket_close_comm,
     .closeListen = net_socket_close_listen,
     .getDeviceMr = NULL,
-    .irecvConsumed = NULL,
+    .irecvConsumed = net_socket_irecv_consumed,
     .makeVDevice = NULL,
 };

@@ -2,6 +2,7 @@
 #include "net_socket_entry.h"
 #include "net_socket_log.h"
 #include "net_socket_prof.h"
+#include "net_socket_unpack.h"
 #include "net_socket_vprops.h"
 
 static ncclResult_t net_socket_v11_init(void** ctx, uint64_t commId, ncclNetCommConfig_v11_t* config,
@@ -44,7 +45,7 @@ __attribute__((visibility("default"))) const ncclNet_v11_t ncclNetPlugin_v11 = {
     .closeRecv = net_socket_close_comm,
     .closeListen = net_socket_close_listen,
     .getDeviceMr = NULL,
-    .irecvConsumed = NULL,
+    .irecvConsumed = net_socket_irecv_consumed,
     .makeVDevice = NULL,
     .finalize = net_socket_ctx_free,
     .setNetAttr = net_socket_v11_set_attr,

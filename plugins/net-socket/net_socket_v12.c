@@ -2,6 +2,7 @@
 #include "net_socket_entry.h"
 #include "net_socket_log.h"
 #include "net_socket_prof.h"
+#include "net_socket_unpack.h"
 
 static ncclResult_t net_socket_v12_init(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,
                                         ncclDebugLogger_t logger, ncclProfilerCallback_t profiler) {
@@ -35,7 +36,7 @@ __attribute__((visibility("default"))) const ncclNet_v12_t ncclNetPlugin_v12 = {
     .closeRecv = net_socket_close_comm,
     .closeListen = net_socket_close_listen,
     .getDeviceMr = NULL,
-    .irecvConsumed = NULL,
+    .irecvConsumed = net_socket_irecv_consumed,
     .makeVDevice = NULL,
     .finalize = net_socket_ctx_free,
     .setNetAttr = net_socket_v12_set_attr,

@@ -1,6 +1,7 @@
 /* ncclNetPlugin_v8: int sizes in isend/irecv. */
 #include "net_socket_entry.h"
 #include "net_socket_log.h"
+#include "net_socket_unpack.h"
 #include "net_socket_vprops.h"
 
 static ncclResult_t net_socket_v8_props(int dev, ncclNetProperties_v8_t* props) {
@@ -30,5 +31,5 @@ __attribute__((visibility("default"))) const ncclNet_v8_t ncclNetPlugin_v8 = {
     .closeRecv = net_socket_close_comm,
     .closeListen = net_socket_close_listen,
     .getDeviceMr = NULL,
-    .irecvConsumed = NULL,
+    .irecvConsumed = net_socket_irecv_consumed,
 };

@@ -1,6 +1,7 @@
 /* ncclNetPlugin_v9: size_t sizes, no profiler handles. */
 #include "net_socket_entry.h"
 #include "net_socket_log.h"
+#include "net_socket_unpack.h"
 #include "net_socket_vprops.h"
 
 static ncclResult_t net_socket_v9_props(int dev, ncclNetProperties_v9_t* props) {
@@ -30,6 +31,6 @@ __attribute__((visibility("default"))) const ncclNet_v9_t ncclNetPlugin_v9 = {
     .closeRecv = net_socket_close_comm,
     .closeListen = net_socket_close_listen,
     .getDeviceMr = NULL,
-    .irecvConsumed = NULL,
+    .irecvConsumed = net_socket_irecv_consumed,
     .makeVDevice = NULL,
 };

@@ -40,6 +40,7 @@ typedef struct {
   int maxRecvs;        /* grouped receives the plugin takes (device 0's properties) */
   int sharedComms;     /* NCCL_NET_SHARED_COMMS */
   int forceFlush;      /* MKCCL_NET_FORCE_FLUSH: flush host receives too (tests) */
+  int offload;         /* the net reports a device type other than HOST: no shared comms, no grouping */
   transport_net_shared_t shared[NET_SHARED_MAX];
 } transport_net_ctx_t;
 
@@ -73,6 +74,9 @@ typedef struct {
   int needFlush;         /* iflush after each receive */
   int needConsumed;      /* irecvConsumed after the executor consumed */
   void* consumeReq[MKCCL_STEPS]; /* completed receives awaiting irecvConsumed */
+  ncclNetDeviceHandle_v12_t* devHandle; /* from the core's netDeviceHandleAlloc, freed after the comm */
+  int devHandleAsked;
+  ncclNetDeviceHandle_v12_t* offloadHandle; /* devHandle once the plugin filled it: the executor unpacks */
   uint64_t step;         /* proxy's step counter: next op's base rounds up from here */
   /* Ops on one connection go in step order (see net_turn): end step of the
    * last op whose steps were all handed to the plugin (isend/irecv), and of

@@ -2,6 +2,7 @@
  * connects; both register their staging buffer with the net plugin. A p2p
  * connection to a peer that already has a shared comm skips the handshake
  * and uses that comm. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,13 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
     memset(&props, 0, sizeof(props));
     if (ctx->net->getProperties(0, &props) == ncclSuccess && props.maxRecvs > 1)
       ctx->maxRecvs = props.maxRecvs < MKCCL_PROXY_MAX_SUBS ? props.maxRecvs : MKCCL_PROXY_MAX_SUBS;
+    /* Device offload keeps one queue per receive comm, consumed in the
+     * order it was posted: one connection per comm, one buffer per receive. */
+    if (props.netDeviceType != NCCL_NET_DEVICE_HOST) {
+      ctx->offload = 1;
+      ctx->sharedComms = 0;
+      ctx->maxRecvs = 1;
+    }
   }
   *out = ctx;
   return ncclSuccess;
@@ -134,6 +142,24 @@ static ncclResult_t net_recv_setup(void* tctx, const mkcclConnSetup_v1* args, vo
   return ncclSuccess;
 }
 
+/* The core's device handle for this side, asked for once (older cores lend
+ * no such service: then none). */
+static ncclResult_t net_dev_handle(transport_net_conn_t* c) {
+  const mkcclTransportServices_v1* sv = c->ctx->services;
+  if (c->devHandleAsked) return ncclSuccess;
+  c->devHandleAsked = 1;
+  if (sv->size < offsetof(mkcclTransportServices_v1, netDeviceHandleFree) + sizeof(sv->netDeviceHandleFree) ||
+      !sv->netDeviceHandleAlloc)
+    return ncclSuccess;
+  return sv->netDeviceHandleAlloc(sv->ctx, !c->isSend, &c->devHandle);
+}
+
+static void net_dev_handle_free(transport_net_conn_t* c) {
+  const mkcclTransportServices_v1* sv = c->ctx->services;
+  if (c->devHandle && sv->netDeviceHandleFree) sv->netDeviceHandleFree(sv->ctx, c->devHandle);
+  c->devHandle = c->offloadHandle = NULL;
+}
+
 static ncclResult_t net_register(transport_net_conn_t* c) {
   const ncclNet_v12_t* net = c->ctx->net;
   ncclResult_t res = net->regMr(c->netComm, c->buff, (size_t)c->stepSize * MKCCL_STEPS, NCCL_PTR_HOST, &c->mhandle);
@@ -151,6 +177,7 @@ static void net_fill_info(transport_net_conn_t* c, mkcclConnInfo_v1* info) {
   info->head = &c->sendMem->head;
   info->connFifo = c->recvMem->connFifo;
   info->flags = MKCCL_CONN_PROXY | (c->isSend ? MKCCL_CONN_USE_FIFO : 0);
+  info->netDeviceHandle = c->offloadHandle;
 }
 
 /* Non-blocking as the net ABI is: ncclInProgress until the peer answered.
@@ -171,9 +198,11 @@ static ncclResult_t net_send_connect(void* conn, const void* peerConnectInfo, mk
       s->refs++;
       c->netComm = s->netComm;
     } else {
-      ncclNetDeviceHandle_v12_t* devHandle = NULL;
+      ncclResult_t res = net_dev_handle(c);
+      if (res != ncclSuccess) return res;
+      ncclNetDeviceHandle_v12_t* devHandle = c->devHandle;
       void* comm = NULL;
-      ncclResult_t res = ctx->net->connect(ctx->netContext, c->netDev, peer->handle, &comm, &devHandle);
+      res = ctx->net->connect(ctx->netContext, c->netDev, peer->handle, &comm, &devHandle);
       if (res != ncclSuccess) return res;
       if (!comm) return ncclInProgress;
       c->netComm = comm;
@@ -205,16 +234,25 @@ static ncclResult_t net_recv_connect(void* conn, const void* peerConnectInfo, mk
     } else if (s && !*listen) {
       return ncclInProgress; /* another channel accepts for us */
     } else {
-      ncclNetDeviceHandle_v12_t* devHandle = NULL;
+      ncclResult_t res = net_dev_handle(c);
+      if (res != ncclSuccess) return res;
+      ncclNetDeviceHandle_v12_t* devHandle = c->devHandle;
       void* comm = NULL;
-      ncclResult_t res = ctx->net->accept(*listen, &comm, &devHandle);
+      res = ctx->net->accept(*listen, &comm, &devHandle);
       if (res != ncclSuccess) return res;
       if (!comm) return ncclInProgress;
       ctx->net->closeListen(*listen);
       *listen = NULL;
       c->netComm = comm;
       if (s) s->netComm = comm;
-      c->needConsumed = (devHandle && devHandle->needsProxyProgress) != 0;
+      const mkcclTransportServices_v1* sv = ctx->services;
+      if (devHandle && devHandle == c->devHandle && devHandle->handle) {
+        /* The plugin filled the core's handle: the executor unpacks. */
+        c->offloadHandle = devHandle;
+        c->needConsumed = sv->netDeviceNeedsProxyProgress(sv->ctx, devHandle);
+      } else {
+        c->needConsumed = (devHandle && devHandle->needsProxyProgress) != 0;
+      }
     }
     ncclResult_t res = net_register(c);
     if (res != ncclSuccess) return res;
@@ -234,6 +272,7 @@ static ncclResult_t net_free(void* conn) {
     if (c->netComm) (c->isSend ? net->closeSend : net->closeRecv)(c->netComm);
     if (c->listenComm) net->closeListen(c->listenComm);
   }
+  net_dev_handle_free(c); /* after the comm: the plugin's part went with it */
   net_conn_release(c);
   return ncclSuccess;
 }
