@@ -1,6 +1,7 @@
 #include "device/cuda/gpu_exec.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -441,7 +442,7 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream) {
   const cuda_gpu_t* g = ex->g;
   uint32_t bytes = (uint32_t)(n * sizeof(mk_work_t));
-  MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, NULL));
+  MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
   uint32_t offset = ex->fifo.produced;
   for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));
   __atomic_thread_fence(__ATOMIC_SEQ_CST); /* items visible before the kernel starts */
@@ -458,9 +459,15 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   /* The space these items took returns once the kernel is done. */
   gpu_fifo_event_t* e = &ex->events[ex->nextEvent];
   /* Events are reused round robin: the one to reuse is the oldest queued. */
+  /* Polled with the abort flag checked, not cuEventSynchronize: the kernels
+   * of an aborted communicator (or of a peer that died) may never end, and
+   * the caller must get its error instead of blocking here for ever. */
   while (e->ev.queued) {
-    g->event_synchronize(((gpu_fifo_event_t*)ex->fifo.eventsHead)->event);
     work_fifo_poll(&ex->fifo);
+    if (!e->ev.queued) break;
+    if (__atomic_load_n((volatile uint32_t*)ex->abortHost, __ATOMIC_ACQUIRE))
+      return MK_FAIL(ncclRemoteError, "Rank %d: aborted while waiting for a GPU launch event", ex->rank);
+    sched_yield();
   }
   ex->nextEvent = (ex->nextEvent + 1) % GPU_EVENTS;
   if ((r = g->event_record(e->event, (cu_stream_t)stream)) != CUDA_DRV_SUCCESS) return CU_FAIL("cuEventRecord", r);
