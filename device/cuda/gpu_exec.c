@@ -185,8 +185,8 @@ static cu_result_t gpu_stream_wait(const cuda_gpu_t* g, cu_stream_t s, int ms) {
 /* The kernel's local memory (stack) as the context's stack limit, set now:
  * a launch that needs more than the context has grows it first, and that
  * waits for every kernel of the context to finish, among them another
- * rank's kernel on this GPU that waits for ours (NCCL sets the limit at init
- * for the same reason). */
+ * rank's kernel on this GPU that waits for ours (NCCL can set the limit at
+ * init for the same reason: NCCL_SET_STACK_SIZE). */
 static void gpu_stack_limit(const cuda_gpu_t* g, cu_function_t fn, int rank) {
   int local = 0;
   size_t cur = 0;
