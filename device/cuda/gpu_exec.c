@@ -43,6 +43,8 @@ struct gpu_exec {
    * operation waits for every blocking stream of the context, among them a
    * kernel of another communicator on this GPU that may wait for us. */
   cu_stream_t initStream;
+  int localBytes;           /* the kernel's local memory per thread */
+  size_t stackLimit;        /* the context's stack limit before init */
   pthread_t watchdog;
   int watchdogRunning;
   volatile int stop;
@@ -187,7 +189,7 @@ static cu_result_t gpu_stream_wait(const cuda_gpu_t* g, cu_stream_t s, int ms) {
  * waits for every kernel of the context to finish, among them another
  * rank's kernel on this GPU that waits for ours (NCCL can set the limit at
  * init for the same reason: NCCL_SET_STACK_SIZE). */
-static void gpu_stack_limit(const cuda_gpu_t* g, cu_function_t fn, int rank) {
+static void gpu_stack_limit(gpu_exec_t* ex, const cuda_gpu_t* g, cu_function_t fn, int rank) {
   int local = 0;
   size_t cur = 0;
   if (g->func_get_attribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn) != CUDA_DRV_SUCCESS ||
@@ -197,6 +199,8 @@ static void gpu_stack_limit(const cuda_gpu_t* g, cu_function_t fn, int rank) {
     cu_result_t r = g->ctx_set_limit(CU_LIMIT_STACK_SIZE, (size_t)local);
     if (r != CUDA_DRV_SUCCESS) MK_WARN("Rank %d: cuCtxSetLimit(stack %d bytes) failed: %s", rank, local, cuda_result_str(r));
   }
+  ex->localBytes = local;
+  ex->stackLimit = cur;
   MK_INFO(NCCL_INIT, "Rank %d: kernel local memory %d bytes per thread, context stack limit was %zu", rank, local, cur);
 }
 
@@ -204,7 +208,7 @@ static void gpu_stack_limit(const cuda_gpu_t* g, cu_function_t fn, int rank) {
  * channel 0 status word) and wait for it: tells "kernels of this
  * communicator cannot run or their status is invisible" apart from a hang
  * in the connection protocol. */
-static void gpu_probe(gpu_exec_t* ex) {
+static int gpu_probe(gpu_exec_t* ex) {
   const cuda_gpu_t* g = ex->g;
   volatile uint64_t* ticks = ex->status + MK_STATUS_TICKS;
   uint64_t before = *ticks;
@@ -216,10 +220,12 @@ static void gpu_probe(gpu_exec_t* ex) {
   if (r == CUDA_DRV_SUCCESS) r = gpu_stream_wait(g, ex->initStream, 10000);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
-  MK_WARN("GPU probe: rank %d device %d: empty kernel %s after %.2f ms; status word %llu -> %llu (%s)", ex->rank, ex->dev,
-          gpu_query_str(r), ms, (unsigned long long)before, (unsigned long long)*ticks,
-          *ticks == before + 1000000 ? "visible" : "NOT visible");
+  MK_WARN("GPU probe: rank %d device %d: empty kernel %s after %.2f ms; status word %llu -> %llu (%s); kernel local "
+          "memory %d B/thread, stack limit was %zu",
+          ex->rank, ex->dev, gpu_query_str(r), ms, (unsigned long long)before, (unsigned long long)*ticks,
+          *ticks == before + 1000000 ? "visible" : "NOT visible", ex->localBytes, ex->stackLimit);
   *ticks = before;
+  return r == CUDA_DRV_SUCCESS;
 }
 #endif
 
@@ -255,7 +261,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   }
   MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel loaded on device %d (%d registers per thread)", comm->rank, comm->cudaDev,
           regs);
-  gpu_stack_limit(g, ex->kernel, comm->rank);
+  gpu_stack_limit(ex, g, ex->kernel, comm->rank);
   if ((r = g->stream_create(&ex->initStream, CU_STREAM_NON_BLOCKING)) != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuStreamCreate (set-up stream)", r);
     goto fail_module;
@@ -320,7 +326,11 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     g->mem_host_unregister((void*)comm->abortFlag);
     goto fail_events;
   }
-  if (param_int("MKCCL_GPU_PROBE")) gpu_probe(ex);
+  /* A probe kernel that did not end may still use this executor's memory:
+   * the executor is left allocated (a diagnostic run ends here anyway). */
+  if (param_int("MKCCL_GPU_PROBE") && !gpu_probe(ex))
+    return MK_FAIL(ncclSystemError, "Rank %d: GPU probe: an empty kernel did not end (see the GPU probe line)",
+                   comm->rank);
   if (param_int("MKCCL_GPU_WATCHDOG") > 0) {
     /* Best effort: without these the watchdog reports the status rows only. */
     if (g->event_create(&ex->diagPre, CU_EVENT_DISABLE_TIMING) != CUDA_DRV_SUCCESS) ex->diagPre = NULL;
