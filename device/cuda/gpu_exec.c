@@ -45,6 +45,7 @@ struct gpu_exec {
   cu_stream_t initStream;
   int localBytes;           /* the kernel's local memory per thread */
   size_t stackLimit;        /* the context's stack limit before init */
+  double loadMs;            /* loading the module and the kernel (JIT included, if any) */
   pthread_t watchdog;
   int watchdogRunning;
   volatile int stop;
@@ -221,9 +222,10 @@ static int gpu_probe(gpu_exec_t* ex) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
   MK_WARN("GPU probe: rank %d device %d: empty kernel %s after %.2f ms; status word %llu -> %llu (%s); kernel local "
-          "memory %d B/thread, stack limit was %zu",
+          "memory %d B/thread, stack limit was %zu; module load %.1f ms; driver %d",
           ex->rank, ex->dev, gpu_query_str(r), ms, (unsigned long long)before, (unsigned long long)*ticks,
-          *ticks == before + 1000000 ? "visible" : "NOT visible", ex->localBytes, ex->stackLimit);
+          *ticks == before + 1000000 ? "visible" : "NOT visible", ex->localBytes, ex->stackLimit, ex->loadMs,
+          cuda_driver() ? cuda_driver()->driverVersion : 0);
   *ticks = before;
   return r == CUDA_DRV_SUCCESS;
 }
@@ -242,6 +244,8 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->g = g;
   ex->dev = comm->cudaDev;
   ex->ctx = (cu_context_t)comm->dp.gpuCtx;
+  struct timespec l0, l1;
+  clock_gettime(CLOCK_MONOTONIC, &l0);
   cu_result_t r = g->module_load_data(&ex->module, mk_cuda_fatbin);
   if (r != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuModuleLoadData (mkccl kernels)", r);
@@ -259,8 +263,10 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     res = CU_FAIL("cuFuncGetAttribute (loading the kernel)", r);
     goto fail_module;
   }
-  MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel loaded on device %d (%d registers per thread)", comm->rank, comm->cudaDev,
-          regs);
+  clock_gettime(CLOCK_MONOTONIC, &l1);
+  ex->loadMs = (double)(l1.tv_sec - l0.tv_sec) * 1e3 + (double)(l1.tv_nsec - l0.tv_nsec) * 1e-6;
+  MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel loaded on device %d in %.1f ms (%d registers per thread)", comm->rank,
+          comm->cudaDev, ex->loadMs, regs);
   gpu_stack_limit(ex, g, ex->kernel, comm->rank);
   if ((r = g->stream_create(&ex->initStream, CU_STREAM_NON_BLOCKING)) != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuStreamCreate (set-up stream)", r);
