@@ -1,8 +1,10 @@
 #include "device/cuda/gpu_exec.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -36,20 +38,84 @@ struct gpu_exec {
   void* abortHost;             /* ... and the page registered for it */
   volatile uint64_t* status;   /* the kernels' progress rows (mapped host memory) */
   int rank;
+  /* Set-up copies (device comm, connections at init) go through this
+   * private non-blocking stream, never the legacy NULL stream: a legacy-stream
+   * operation waits for every blocking stream of the context, among them a
+   * kernel of another communicator on this GPU that may wait for us. */
+  cu_stream_t initStream;
+  int localBytes;           /* the kernel's local memory per thread */
+  size_t stackLimit;        /* the context's stack limit before init */
+  double loadMs;            /* loading the module and the kernel (JIT included, if any) */
   pthread_t watchdog;
   int watchdogRunning;
   volatile int stop;
+  /* Watchdog diagnostics: events around the last launch (was anything
+   * queued ahead of the kernel? did it end?) and a read-back stream. */
+  cu_event_t diagPre, diagPost;
+  volatile int diagLaunched;
+  cu_stream_t diagStream;
+  uint64_t* diagBuf; /* pinned: read-back of channel 0's connections */
 };
 
 /* The GPU watchdog (MKCCL_GPU_WATCHDOG seconds, 0 off): every that many
  * seconds, report what each channel's CTA last did (a diagnostic for GPU
  * hangs; a channel's row changes as its kernel makes progress). */
-static void* gpu_watchdog_main(void* arg) {
+static const char* gpu_query_str(cu_result_t r) {
+  return r == CUDA_DRV_SUCCESS ? "done" : r == CUDA_DRV_ERROR_NOT_READY ? "not-ready" : cuda_result_str(r);
+}
+
+/* Copy `bytes` at `src` (any UVA address) into the pinned read-back buffer
+ * on the diagnostic stream, waiting at most ~200 ms (a copy that cannot run
+ * is itself a finding). */
+static const char* gpu_diag_read(gpu_exec_t* ex, void* dst, const void* src, size_t bytes) {
+  if (!src) return "null";
+  cu_result_t r = ex->g->memcpy_async((cu_deviceptr_t)(uintptr_t)dst, (cu_deviceptr_t)(uintptr_t)src, bytes,
+                                      ex->diagStream);
+  if (r != CUDA_DRV_SUCCESS) return cuda_result_str(r);
+  for (int i = 0; i < 200; i++) {
+    r = ex->g->stream_query(ex->diagStream);
+    if (r != CUDA_DRV_ERROR_NOT_READY) return r == CUDA_DRV_SUCCESS ? NULL : cuda_result_str(r);
+    usleep(1000);
+  }
+  return "copy blocked";
+}
+
+/* Channel 0's ring connections as the device sees them: the device copy
+ * (pointers and the kernel's step counters) and the head/tail words. */
+static void gpu_watchdog_conns(gpu_exec_t* ex) {
+  if (!ex->diagStream || !ex->diagBuf) return;
+  mk_dev_conn_t* conns = (mk_dev_conn_t*)ex->diagBuf;
+  const char* err = gpu_diag_read(ex, conns, &ex->devComm->channels[0].ringSend, 2 * sizeof(mk_dev_conn_t));
+  if (err) {
+    MK_WARN("GPU watchdog: rank %d: reading the device comm: %s", ex->rank, err);
+    return;
+  }
+  const char* names[2] = {"send", "recv"};
+  for (int k = 0; k < 2; k++) {
+    mk_dev_conn_t* c = &conns[k];
+    uint64_t* w = ex->diagBuf + 16 + 2 * k;
+    const char* e1 = gpu_diag_read(ex, &w[0], (const void*)c->tail, sizeof(uint64_t));
+    const char* e2 = gpu_diag_read(ex, &w[1], (const void*)c->head, sizeof(uint64_t));
+    MK_WARN("GPU watchdog: rank %d channel 0 ring %s: devStep %llu tail@%p=%lld%s%s head@%p=%lld%s%s buff %p "
+            "stepSize %d flags 0x%x connFifo %p",
+            ex->rank, names[k], (unsigned long long)c->step, (void*)c->tail, e1 ? -1LL : (long long)w[0],
+            e1 ? " " : "", e1 ? e1 : "", (void*)c->head, e2 ? -1LL : (long long)w[1], e2 ? " " : "", e2 ? e2 : "",
+            (void*)c->buff, c->stepSize, c->flags, (void*)c->connFifo);
+  }
+}
+
+/* (unused in a build without the kernels) */
+__attribute__((unused)) static void* gpu_watchdog_main(void* arg) {
   gpu_exec_t* ex = arg;
   int64_t limit = param_int("MKCCL_GPU_WATCHDOG");
+  /* Driver calls below (queries, read-back copies) need the context. */
+  if (ex->ctx) ex->g->ctx_set_current(ex->ctx);
   for (int64_t t = 0; !ex->stop; t++) {
     sleep(1);
     if (t % limit != limit - 1) continue;
+    if (ex->diagLaunched)
+      MK_WARN("GPU watchdog: rank %d: last launch: work ahead of it %s, kernel %s", ex->rank,
+              gpu_query_str(ex->g->event_query(ex->diagPre)), gpu_query_str(ex->g->event_query(ex->diagPost)));
     for (int c = 0; c < MK_DEV_MAX_CHANNELS; c++) {
       volatile uint64_t* r = ex->status + c * MK_DEV_STATUS_WORDS;
       if (!r[MK_STATUS_OP] && !r[MK_STATUS_TICKS] && c > 0) continue;
@@ -60,6 +126,7 @@ static void* gpu_watchdog_main(void* arg) {
               (unsigned long long)r[MK_STATUS_RSTEP], (unsigned long long)r[MK_STATUS_SSTEP],
               (unsigned long long)r[MK_STATUS_TICKS]);
     }
+    if (ex->diagLaunched) gpu_watchdog_conns(ex);
   }
   return NULL;
 }
@@ -103,10 +170,66 @@ void gpu_exec_ctx_restore(void* ctx) {
   if (g && ctx) g->ctx_set_current((cu_context_t)ctx);
 }
 
-static int gpu_event_query(work_fifo_event_t* ev) {
+__attribute__((unused)) static int gpu_event_query(work_fifo_event_t* ev) {
   gpu_fifo_event_t* e = (gpu_fifo_event_t*)ev;
   return cuda_gpu()->event_query(e->event) == CUDA_DRV_SUCCESS;
 }
+
+#ifdef MKCCL_HAVE_KERNELS
+/* Wait for a stream without blocking forever: polls for at most `ms`. */
+static cu_result_t gpu_stream_wait(const cuda_gpu_t* g, cu_stream_t s, int ms) {
+  for (int i = 0;; i++) {
+    cu_result_t r = g->stream_query(s);
+    if (r != CUDA_DRV_ERROR_NOT_READY || i >= ms * 10) return r;
+    usleep(100);
+  }
+}
+
+/* The kernel's local memory (stack) as the context's stack limit, set now:
+ * a launch that needs more than the context has grows it first, and that
+ * waits for every kernel of the context to finish, among them another
+ * rank's kernel on this GPU that waits for ours (NCCL can set the limit at
+ * init for the same reason: NCCL_SET_STACK_SIZE). */
+static void gpu_stack_limit(gpu_exec_t* ex, const cuda_gpu_t* g, cu_function_t fn, int rank) {
+  int local = 0;
+  size_t cur = 0;
+  if (g->func_get_attribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn) != CUDA_DRV_SUCCESS ||
+      g->ctx_get_limit(&cur, CU_LIMIT_STACK_SIZE) != CUDA_DRV_SUCCESS)
+    return;
+  if ((size_t)local > cur) {
+    cu_result_t r = g->ctx_set_limit(CU_LIMIT_STACK_SIZE, (size_t)local);
+    if (r != CUDA_DRV_SUCCESS) MK_WARN("Rank %d: cuCtxSetLimit(stack %d bytes) failed: %s", rank, local, cuda_result_str(r));
+  }
+  ex->localBytes = local;
+  ex->stackLimit = cur;
+  MK_INFO(NCCL_INIT, "Rank %d: kernel local memory %d bytes per thread, context stack limit was %zu", rank, local, cur);
+}
+
+/* MKCCL_GPU_PROBE: launch the kernel once with no work (it only bumps its
+ * channel 0 status word) and wait for it: tells "kernels of this
+ * communicator cannot run or their status is invisible" apart from a hang
+ * in the connection protocol. */
+static int gpu_probe(gpu_exec_t* ex) {
+  const cuda_gpu_t* g = ex->g;
+  volatile uint64_t* ticks = ex->status + MK_STATUS_TICKS;
+  uint64_t before = *ticks;
+  mk_kernel_args_t args = {ex->devComm, ex->fifoBuf, ex->fifo.bytes - 1, 0, 0, 0};
+  void* params[] = {&args};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cu_result_t r = g->launch_kernel(ex->kernel, 1, 1, 1, MK_KERNEL_THREADS, 1, 1, 0, ex->initStream, params, NULL);
+  if (r == CUDA_DRV_SUCCESS) r = gpu_stream_wait(g, ex->initStream, 10000);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+  MK_WARN("GPU probe: rank %d device %d: empty kernel %s after %.2f ms; status word %llu -> %llu (%s); kernel local "
+          "memory %d B/thread, stack limit was %zu; module load %.1f ms; driver %d",
+          ex->rank, ex->dev, gpu_query_str(r), ms, (unsigned long long)before, (unsigned long long)*ticks,
+          *ticks == before + 1000000 ? "visible" : "NOT visible", ex->localBytes, ex->stackLimit, ex->loadMs,
+          cuda_driver() ? cuda_driver()->driverVersion : 0);
+  *ticks = before;
+  return r == CUDA_DRV_SUCCESS;
+}
+#endif
 
 ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
 #ifndef MKCCL_HAVE_KERNELS
@@ -120,6 +243,9 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   if (!ex) return MK_FAIL(ncclSystemError, "out of memory");
   ex->g = g;
   ex->dev = comm->cudaDev;
+  ex->ctx = (cu_context_t)comm->dp.gpuCtx;
+  struct timespec l0, l1;
+  clock_gettime(CLOCK_MONOTONIC, &l0);
   cu_result_t r = g->module_load_data(&ex->module, mk_cuda_fatbin);
   if (r != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuModuleLoadData (mkccl kernels)", r);
@@ -137,12 +263,19 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     res = CU_FAIL("cuFuncGetAttribute (loading the kernel)", r);
     goto fail_module;
   }
-  MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel loaded on device %d (%d registers per thread)", comm->rank, comm->cudaDev,
-          regs);
+  clock_gettime(CLOCK_MONOTONIC, &l1);
+  ex->loadMs = (double)(l1.tv_sec - l0.tv_sec) * 1e3 + (double)(l1.tv_nsec - l0.tv_nsec) * 1e-6;
+  MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel loaded on device %d in %.1f ms (%d registers per thread)", comm->rank,
+          comm->cudaDev, ex->loadMs, regs);
+  gpu_stack_limit(ex, g, ex->kernel, comm->rank);
+  if ((r = g->stream_create(&ex->initStream, CU_STREAM_NON_BLOCKING)) != CUDA_DRV_SUCCESS) {
+    res = CU_FAIL("cuStreamCreate (set-up stream)", r);
+    goto fail_module;
+  }
   cu_deviceptr_t d;
   if ((r = g->mem_alloc(&d, sizeof(mk_dev_comm_t))) != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemAlloc (device comm)", r);
-    goto fail_module;
+    goto fail_stream;
   }
   ex->devComm = (mk_dev_comm_t*)(uintptr_t)d;
   ex->hostComm = calloc(1, sizeof(mk_dev_comm_t));
@@ -191,13 +324,29 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->hostComm->nRanks = comm->nRanks;
   ex->hostComm->abortFlag = ex->abortDev;
   ex->hostComm->status = ex->status;
-  if ((r = g->memcpy_htod(d, ex->hostComm, sizeof(mk_dev_comm_t))) != CUDA_DRV_SUCCESS) {
-    res = CU_FAIL("cuMemcpyHtoD (device comm)", r);
+  r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, sizeof(mk_dev_comm_t), ex->initStream);
+  if (r == CUDA_DRV_SUCCESS) r = g->stream_synchronize(ex->initStream);
+  if (r != CUDA_DRV_SUCCESS) {
+    res = CU_FAIL("cuMemcpyAsync (device comm)", r);
+    g->mem_free_host((void*)ex->status);
     g->mem_host_unregister((void*)comm->abortFlag);
     goto fail_events;
   }
-  if (param_int("MKCCL_GPU_WATCHDOG") > 0 && pthread_create(&ex->watchdog, NULL, gpu_watchdog_main, ex) == 0)
-    ex->watchdogRunning = 1;
+  /* A probe kernel that did not end may still use this executor's memory:
+   * the executor is left allocated (a diagnostic run ends here anyway). */
+  if (param_int("MKCCL_GPU_PROBE") && !gpu_probe(ex))
+    return MK_FAIL(ncclSystemError, "Rank %d: GPU probe: an empty kernel did not end (see the GPU probe line)",
+                   comm->rank);
+  if (param_int("MKCCL_GPU_WATCHDOG") > 0) {
+    /* Best effort: without these the watchdog reports the status rows only. */
+    if (g->event_create(&ex->diagPre, CU_EVENT_DISABLE_TIMING) != CUDA_DRV_SUCCESS) ex->diagPre = NULL;
+    if (g->event_create(&ex->diagPost, CU_EVENT_DISABLE_TIMING) != CUDA_DRV_SUCCESS) ex->diagPost = NULL;
+    if (g->stream_create(&ex->diagStream, CU_STREAM_NON_BLOCKING) != CUDA_DRV_SUCCESS) ex->diagStream = NULL;
+    if (g->mem_host_alloc((void**)&ex->diagBuf, 256, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) !=
+        CUDA_DRV_SUCCESS)
+      ex->diagBuf = NULL;
+    if (pthread_create(&ex->watchdog, NULL, gpu_watchdog_main, ex) == 0) ex->watchdogRunning = 1;
+  }
   *out = ex;
   return ncclSuccess;
 fail_events:
@@ -208,6 +357,8 @@ fail_host:
   free(ex->hostComm);
 fail_dev:
   g->mem_free((cu_deviceptr_t)(uintptr_t)ex->devComm);
+fail_stream:
+  g->stream_destroy(ex->initStream);
 fail_module:
   g->module_unload(ex->module);
 fail:
@@ -227,11 +378,16 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
     g->event_synchronize(ex->events[i].event);
     g->event_destroy(ex->events[i].event);
   }
+  if (ex->diagPost) g->event_destroy(ex->diagPost);
+  if (ex->diagPre) g->event_destroy(ex->diagPre);
+  if (ex->diagStream) g->stream_destroy(ex->diagStream);
+  if (ex->diagBuf) g->mem_free_host(ex->diagBuf);
   g->mem_host_unregister(ex->abortHost);
   g->mem_free_host((void*)ex->status);
   g->mem_free_host(ex->fifoBuf);
   free(ex->hostComm);
   g->mem_free((cu_deviceptr_t)(uintptr_t)ex->devComm);
+  g->stream_destroy(ex->initStream);
   g->module_unload(ex->module);
   free(ex);
 }
@@ -247,20 +403,20 @@ static void gpu_conn_fill(mk_dev_conn_t* d, const connector_t* c) {
   d->step = 0;
 }
 
-/* Host to device, ordered on the launch stream: a copy on the legacy NULL
- * stream would wait for every blocking stream of the context, among them
+/* Host to device, asynchronous and ordered on `stream`: the launch stream
+ * (NULL there is the user's legacy stream, whose kernel comes next), or the
+ * set-up stream. Never the synchronous cuMemcpyHtoD, which runs on the legacy
+ * stream and so waits for every blocking stream of the context, among them
  * another communicator's kernel that waits for ours (one GPU, one process). */
-static ncclResult_t gpu_copy_in(gpu_exec_t* ex, void* dev, const void* host, size_t bytes, void* stream) {
-  cu_result_t r = stream ? ex->g->memcpy_async((cu_deviceptr_t)(uintptr_t)dev, (cu_deviceptr_t)(uintptr_t)host, bytes,
-                                               (cu_stream_t)stream)
-                         : ex->g->memcpy_htod((cu_deviceptr_t)(uintptr_t)dev, host, bytes);
-  if (r != CUDA_DRV_SUCCESS) return CU_FAIL(stream ? "cuMemcpyAsync (device comm)" : "cuMemcpyHtoD (device comm)", r);
+static ncclResult_t gpu_copy_in(gpu_exec_t* ex, void* dev, const void* host, size_t bytes, cu_stream_t stream) {
+  cu_result_t r = ex->g->memcpy_async((cu_deviceptr_t)(uintptr_t)dev, (cu_deviceptr_t)(uintptr_t)host, bytes, stream);
+  if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuMemcpyAsync (device comm)", r);
   return ncclSuccess;
 }
 
 /* One device entry: copied once, when its connector is connected. */
 static ncclResult_t gpu_conn_sync(gpu_exec_t* ex, uint8_t* synced, mk_dev_conn_t* host, mk_dev_conn_t* dev,
-                                  const connector_t* c, void* stream) {
+                                  const connector_t* c, cu_stream_t stream) {
   if (*synced || !c->connected) return ncclSuccess;
   gpu_conn_fill(host, c);
   MK_CHECK(gpu_copy_in(ex, dev, host, sizeof(*host), stream));
@@ -268,9 +424,10 @@ static ncclResult_t gpu_conn_sync(gpu_exec_t* ex, uint8_t* synced, mk_dev_conn_t
   return ncclSuccess;
 }
 
-ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* stream) {
+ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* launchStream, int wait) {
   if (comm->nRanks > MK_DEV_MAX_RANKS)
     return MK_FAIL(ncclInvalidUsage, "GPU communicators are limited to %d ranks in this build", MK_DEV_MAX_RANKS);
+  cu_stream_t stream = wait ? ex->initStream : (cu_stream_t)launchStream;
   for (int c = 0; c < comm->dp.nChannels && c < MK_DEV_MAX_CHANNELS; c++) {
     channel_t* ch = &comm->dp.channels[c];
     mk_dev_channel_t* h = &ex->hostComm->channels[c];
@@ -291,6 +448,10 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* st
                              &ch->peers[p].recv[MK_CONN_P2P], stream));
     }
   }
+  if (wait) {
+    cu_result_t r = ex->g->stream_synchronize(ex->initStream);
+    if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuStreamSynchronize (set-up stream)", r);
+  }
   return ncclSuccess;
 }
 
@@ -301,21 +462,32 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   for (int i = 0; i < n; i++)
     if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
       return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings only)", works[i].algo);
-  MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, NULL));
+  MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
   uint32_t offset = ex->fifo.produced;
   for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));
   __atomic_thread_fence(__ATOMIC_SEQ_CST); /* items visible before the kernel starts */
   mk_kernel_args_t args = {ex->devComm, ex->fifoBuf, ex->fifo.bytes - 1, offset, (uint32_t)n, 0};
   void* params[] = {&args};
+  /* Watchdog on: events around the launch tell whether the kernel waits
+   * behind other work of the stream, runs, or ended. */
+  int diag = ex->watchdogRunning && ex->diagPre && ex->diagPost;
+  if (diag) g->event_record(ex->diagPre, (cu_stream_t)stream);
   cu_result_t r = g->launch_kernel(ex->kernel, (unsigned)nChannels, 1, 1, MK_KERNEL_THREADS, 1, 1, 0,
                                    (cu_stream_t)stream, params, NULL);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel", r);
+  if (diag && g->event_record(ex->diagPost, (cu_stream_t)stream) == CUDA_DRV_SUCCESS) ex->diagLaunched = 1;
   /* The space these items took returns once the kernel is done. */
   gpu_fifo_event_t* e = &ex->events[ex->nextEvent];
   /* Events are reused round robin: the one to reuse is the oldest queued. */
+  /* Polled with the abort flag checked, not cuEventSynchronize: the kernels
+   * of an aborted communicator (or of a peer that died) may never end, and
+   * the caller must get its error instead of blocking here for ever. */
   while (e->ev.queued) {
-    g->event_synchronize(((gpu_fifo_event_t*)ex->fifo.eventsHead)->event);
     work_fifo_poll(&ex->fifo);
+    if (!e->ev.queued) break;
+    if (__atomic_load_n((volatile uint32_t*)ex->abortHost, __ATOMIC_ACQUIRE))
+      return MK_FAIL(ncclRemoteError, "Rank %d: aborted while waiting for a GPU launch event", ex->rank);
+    sched_yield();
   }
   ex->nextEvent = (ex->nextEvent + 1) % GPU_EVENTS;
   if ((r = g->event_record(e->event, (cu_stream_t)stream)) != CUDA_DRV_SUCCESS) return CU_FAIL("cuEventRecord", r);

@@ -26,8 +26,10 @@ ncclResult_t gpu_exec_ctx_save(void** ctx);
 void gpu_exec_ctx_restore(void* ctx);
 
 /* Copy connections that were connected since the last call to the device
- * (connectors already used by kernels keep their device step counters). */
-ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* stream);
+ * (connectors already used by kernels keep their device step counters):
+ * ordered before the next launch on `stream`, or with `wait` (at init) on
+ * the executor's own non-blocking stream, returning once copied. */
+ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* stream, int wait);
 
 /* Launch `n` items on `stream` (a cudaStream_t; NULL is the legacy stream),
  * channels [0, nChannels). Returns once queued. */

@@ -67,9 +67,15 @@ typedef struct {
   cu_result_t (*ipc_open_mem_handle)(cu_deviceptr_t* ptr, cu_ipc_handle_t handle, unsigned int flags);
   cu_result_t (*ipc_close_mem_handle)(cu_deviceptr_t ptr);
   cu_result_t (*func_get_attribute)(int* value, int attrib, cu_function_t fn);
+  cu_result_t (*ctx_get_limit)(size_t* value, int limit);
+  cu_result_t (*ctx_set_limit)(int limit, size_t value);
+  cu_result_t (*memset_d8_async)(cu_deviceptr_t dst, unsigned char value, size_t n, cu_stream_t stream);
+  cu_result_t (*stream_query)(cu_stream_t stream);
 } cuda_gpu_t;
 
+#define CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES 3
 #define CU_FUNC_ATTRIBUTE_NUM_REGS 4
+#define CU_LIMIT_STACK_SIZE 0x00
 
 /* The GPU table (loads the driver and the table once); NULL with the
  * last-error text set when there is no driver or an entry point is missing. */

@@ -52,6 +52,10 @@ static void gpu_load_once(void) {
       {"cuIpcOpenMemHandle", (void**)&gpu_table.ipc_open_mem_handle},
       {"cuIpcCloseMemHandle", (void**)&gpu_table.ipc_close_mem_handle},
       {"cuFuncGetAttribute", (void**)&gpu_table.func_get_attribute},
+      {"cuCtxGetLimit", (void**)&gpu_table.ctx_get_limit},
+      {"cuCtxSetLimit", (void**)&gpu_table.ctx_set_limit},
+      {"cuMemsetD8Async", (void**)&gpu_table.memset_d8_async},
+      {"cuStreamQuery", (void**)&gpu_table.stream_query},
   };
   for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
     *need[i].slot = cuda_driver_symbol(need[i].name);

@@ -75,7 +75,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp_read_plan_params(comm);
   if (comm->cudaDev >= 0) {
     MK_CHECK_GOTO(gpu_exec_create(comm, (gpu_exec_t**)&dp->gpuExec), res, fail_channels);
-    res = gpu_exec_sync_conns((gpu_exec_t*)dp->gpuExec, comm, NULL);
+    res = gpu_exec_sync_conns((gpu_exec_t*)dp->gpuExec, comm, NULL, 1);
     if (res != ncclSuccess) {
       gpu_exec_destroy((gpu_exec_t*)dp->gpuExec);
       dp->gpuExec = NULL;
@@ -103,7 +103,10 @@ fail_net:
 fail_peers:
   free(dp->peers);
   dp->peers = NULL;
-  if (comm->cudaDev >= 0) gpu_exec_unbind(comm);
+  if (comm->cudaDev >= 0) {
+    transport_services_gpu_release(comm);
+    gpu_exec_unbind(comm);
+  }
   return res;
 }
 
@@ -124,7 +127,10 @@ void dp_fini(struct ncclComm* comm) {
   dp_net_close(comm);
   free(dp->peers);
   dp->peers = NULL;
-  if (comm->cudaDev >= 0) gpu_exec_unbind(comm);
+  if (comm->cudaDev >= 0) {
+    transport_services_gpu_release(comm);
+    gpu_exec_unbind(comm);
+  }
 }
 
 /* ---- the communicator stage -------------------------------------------------------------------- */

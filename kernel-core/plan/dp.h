@@ -28,6 +28,7 @@ typedef struct dp_state {
   struct host_exec* hostExec;  /* host ranks */
   struct gpu_exec* gpuExec;    /* GPU ranks */
   void* gpuCtx;                /* their device's primary context, held */
+  uint64_t gpuPeerCtxHeld;     /* devices whose primary context peer access maps: held (bit per device) */
   int buffSize;            /* bytes per connection buffer (Simple protocol) */
   /* Parameters the planner needs per operation, read once at init as NCCL
    * does (an environment lookup per call costs more than a small host

@@ -19,6 +19,7 @@
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
 #include "plan/plan_tune.h"
+#include "plan/plan_steps.h"
 #include "plan/task.h"
 
 /* How many channels a collective of `bytes` uses: enough that each gets
@@ -37,24 +38,16 @@ static void plan_local(const plan_task_t* t) {
   host_reduce_copy(&r, t->recvbuff, NULL, NULL, t->sendbuff, t->count, 1);
 }
 
-/* Steps one channel's send and recv ring connectors move for an item. */
+/* Steps one channel's send and recv ring connectors move for an item
+ * (plan/plan_steps.h; the ring order is the same on every channel). */
 static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, uint64_t* sendSteps,
                             uint64_t* recvSteps) {
-  int N = comm->nRanks, chunkSteps, sliceSteps, sends = 0, recvs = 0;
-  mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
+  int N = comm->nRanks;
   channel_t* ch = &comm->dp.channels[w->channelLo];
   int hop = 0;
   for (int i = 0; i < N; i++)
     if (ch->ring.userRanks[i] == w->root) hop = sched_mod(ch->ring.index - i, N);
-  switch (w->coll) {
-    case MK_COLL_ALLREDUCE: sends = sched_allreduce_sends(N); recvs = sched_allreduce_recvs(N); break;
-    case MK_COLL_ALLGATHER: sends = sched_allgather_sends(N); recvs = sched_allgather_recvs(N); break;
-    case MK_COLL_REDUCESCATTER: sends = sched_reducescatter_sends(N); recvs = sched_reducescatter_recvs(N); break;
-    case MK_COLL_BROADCAST: sends = sched_broadcast_sends(N, hop); recvs = sched_broadcast_recvs(N, hop); break;
-    case MK_COLL_REDUCE: sends = sched_reduce_sends(N, hop); recvs = sched_reduce_recvs(N, hop); break;
-  }
-  *sendSteps = (uint64_t)(nLoops * sends * chunkSteps);
-  *recvSteps = (uint64_t)(nLoops * recvs * chunkSteps);
+  plan_ring_conn_steps(w->coll, N, hop, nLoops, sendSteps, recvSteps);
 }
 
 /* Proxy subs of a ring item: one send and one recv connector per channel. */
@@ -184,7 +177,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
   pp.profGroup = plan_profile_group_start(comm);
-  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream), res, out);
+  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream, 0), res, out);
   /* Few items (the usual case) are planned on the stack. */
   size_t nMax = (size_t)tasks->n + (size_t)comm->nRanks + 1;
   works = nMax <= sizeof(local) / sizeof(local[0]) ? local : calloc(nMax, sizeof(mk_work_t));

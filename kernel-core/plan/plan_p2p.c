@@ -14,6 +14,7 @@
 #include "device/host/host_types.h"
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
+#include "plan/plan_steps.h"
 #include "transport/transport.h"
 
 static int plan_p2p_channels(struct ncclComm* comm) { return comm->dp.p2pChannels; }
@@ -56,13 +57,9 @@ static plan_task_t* next_task(plan_task_list_t* tasks, plan_task_t* from, task_k
   return NULL;
 }
 
-/* Steps a channel moves for its part of `bytes` (at least one chunk, so an
- * empty transfer still completes on both sides). */
+/* Steps a channel moves for its part of `bytes` (plan/plan_steps.h). */
 static uint64_t p2p_channel_steps(int64_t bytes, int nch, int bid, int64_t chunk) {
-  int64_t off, len;
-  int chunks;
-  coll_p2p_part(bytes, nch, bid, chunk, &off, &len, &chunks);
-  return (uint64_t)chunks;
+  return plan_p2p_conn_steps(bytes, nch, bid, chunk);
 }
 ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t* works, int* nWorks,
                       plan_proxy_t* pp) {

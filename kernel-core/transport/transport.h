@@ -28,6 +28,8 @@ ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServic
 
 /* The GPU services (transport_services_gpu.c), for GPU communicators. */
 ncclResult_t transport_services_gpu_fill(struct ncclComm* comm, mkcclTransportServices_v1* services);
+/* Release the peers' primary contexts that peer access held (GPU comms). */
+void transport_services_gpu_release(struct ncclComm* comm);
 
 /* Load (once per process) and initialize every transport for `comm`. */
 ncclResult_t transport_set_init(struct ncclComm* comm, transport_set_t* set);

@@ -27,16 +27,28 @@ static ncclResult_t gpu_host_free(void* ctx, void* ptr) {
   return ncclSuccess;
 }
 
+/* Zeroed device memory. The zeroing runs on a private non-blocking stream
+ * and is waited for (NCCL's ncclCudaCalloc does the same): cuMemsetD8 would
+ * run on the legacy stream, asynchronously, so a kernel on the user's
+ * non-blocking stream could use a connection made at launch time (p2p)
+ * before its head/tail words are zeroed, or have them zeroed under it; and a
+ * legacy-stream operation waits for every blocking stream's kernels. */
 static ncclResult_t gpu_device_alloc(void* ctx, size_t bytes, void** ptr) {
   (void)ctx;
   const cuda_gpu_t* g = cuda_gpu();
   if (!g) return ncclSystemError;
   cu_deviceptr_t d = 0;
   CU_CHECK(g->mem_alloc(&d, bytes ? bytes : 1));
-  cu_result_t r = g->memset_d8(d, 0, bytes);
+  cu_stream_t s = NULL;
+  cu_result_t r = g->stream_create(&s, CU_STREAM_NON_BLOCKING);
+  if (r == CUDA_DRV_SUCCESS) {
+    r = g->memset_d8_async(d, 0, bytes, s);
+    if (r == CUDA_DRV_SUCCESS) r = g->stream_synchronize(s);
+    g->stream_destroy(s);
+  }
   if (r != CUDA_DRV_SUCCESS) {
     g->mem_free(d);
-    return CU_FAIL("cuMemsetD8", r);
+    return CU_FAIL("cuMemsetD8Async (zeroing a connection's device memory)", r);
   }
   *ptr = (void*)(uintptr_t)d;
   return ncclSuccess;
@@ -105,11 +117,17 @@ static ncclResult_t gpu_peer_access(void* ctx, const mkcclPeer_v1* peer, int* ca
   int ok = 0;
   CU_CHECK(d->device_can_access_peer(&ok, comm->cudaDev, peerDev));
   if (ok && peer->pidHash == comm->dp.peers[comm->rank].pidHash) {
-    /* Same process: direct pointers, which need peer access enabled. */
+    /* Same process: direct pointers, which need peer access enabled. The
+     * peer's primary context stays retained until this comm ends: released
+     * now, it could drop to no holder (the peer's rank may not have bound
+     * it yet) and be destroyed, taking the peer mapping with it, and the
+     * context the peer's rank then creates would not be mapped here. */
+    int held = peerDev >= 0 && peerDev < 64 && (comm->dp.gpuPeerCtxHeld >> peerDev & 1);
     cu_context_t peerCtx;
     CU_CHECK(g->primary_ctx_retain(&peerCtx, peerDev));
     cu_result_t r = g->ctx_enable_peer_access(peerCtx, 0);
-    g->primary_ctx_release(peerDev);
+    if (held || peerDev < 0 || peerDev >= 64) g->primary_ctx_release(peerDev);
+    else comm->dp.gpuPeerCtxHeld |= 1ull << peerDev;
     if (r != CUDA_DRV_SUCCESS && r != CUDA_DRV_ERROR_PEER_ACCESS_ALREADY_ENABLED)
       return CU_FAIL("cuCtxEnablePeerAccess", r);
   }
@@ -135,6 +153,13 @@ static ncclResult_t gpu_host_unregister(void* ctx, void* ptr) {
   const cuda_gpu_t* g = cuda_gpu();
   if (g && ptr) g->mem_host_unregister(ptr);
   return ncclSuccess;
+}
+
+void transport_services_gpu_release(struct ncclComm* comm) {
+  const cuda_gpu_t* g = cuda_gpu();
+  for (int d = 0; g && d < 64; d++)
+    if (comm->dp.gpuPeerCtxHeld >> d & 1) g->primary_ctx_release(d);
+  comm->dp.gpuPeerCtxHeld = 0;
 }
 
 ncclResult_t transport_services_gpu_fill(struct ncclComm* comm, mkcclTransportServices_v1* s) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,10 +25,16 @@ int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
   if (nranks < 1 || nranks > 256) return -1;
   fflush(stdout);
   fflush(stderr);
+  pid_t parent = getpid();
   for (int r = 0; r < nranks; r++) {
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
+      /* A rank dies with the process that runs the ranks (killed by a
+       * timeout or its own alarm): an orphaned GPU rank would keep spinning
+       * kernels on the GPUs and hang or slow every later test there. */
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(1);
       int rc = fn(r, nranks, arg);
       fflush(stdout);
       fflush(stderr);
