@@ -74,9 +74,19 @@ static ncclResult_t plan_group_run(void) {
   group_comms = NULL;
   group_error = ncclSuccess;
   int n = 0;
-  for (struct ncclComm* c = comm; c; c = c->groupNext) n++;
+  for (struct ncclComm* c = comm; c; c = c->groupNext) {
+    __atomic_add_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* until this run is done with it */
+    n++;
+  }
   group_job_t* jobs = n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
-  if (n && !jobs && res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
+  if (n && !jobs) {
+    if (res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
+    for (struct ncclComm* c = comm; c; c = c->groupNext) {
+      c->inGroup = 0;
+      plan_tasks_free(&c->tasks);
+      __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL);
+    }
+  }
   /* Queue order is reversed; keep the order comms joined. */
   for (int i = n - 1; jobs && i >= 0; i--, comm = comm->groupNext) jobs[i].comm = comm;
   if (res == ncclSuccess && n == 1) {
@@ -96,6 +106,7 @@ static ncclResult_t plan_group_run(void) {
       if (res == ncclSuccess) res = jobs[i].res;
     }
     plan_tasks_free(&c->tasks);
+    __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* the last touch: an abort may free it now */
   }
   free(jobs);
   return res;

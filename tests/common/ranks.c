@@ -18,6 +18,19 @@ void* ranks_shared_alloc(unsigned long bytes) {
 }
 
 int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
+  int status[256];
+  if (ranks_run_status(nranks, fn, arg, timeoutSec, status) != 0) return -1;
+  int failed = 0;
+  for (int r = 0; r < nranks; r++)
+    if (status[r] != 0) {
+      fprintf(stderr, "rank %d failed (%s %d)\n", r, status[r] > 0 ? "exit" : "signal",
+              status[r] > 0 ? status[r] : -status[r]);
+      failed = 1;
+    }
+  return failed ? -1 : 0;
+}
+
+int ranks_run_status(int nranks, rank_fn fn, void* arg, int timeoutSec, int* status) {
   pid_t pids[256];
   if (nranks < 1 || nranks > 256) return -1;
   fflush(stdout);
@@ -33,22 +46,18 @@ int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
     }
     pids[r] = pid;
   }
-  int failed = 0, left = nranks;
+  int left = nranks;
   struct timespec start, now;
   clock_gettime(CLOCK_MONOTONIC, &start);
   while (left > 0) {
-    int status;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
+    int ws;
+    pid_t pid = waitpid(-1, &ws, WNOHANG);
     if (pid > 0) {
       for (int r = 0; r < nranks; r++)
         if (pids[r] == pid) {
           pids[r] = 0;
           left--;
-          if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "rank %d failed (%s %d)\n", r, WIFEXITED(status) ? "exit" : "signal",
-                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-            failed = 1;
-          }
+          status[r] = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
         }
       continue;
     }
@@ -63,5 +72,5 @@ int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
     }
     usleep(2000);
   }
-  return failed ? -1 : 0;
+  return 0;
 }
