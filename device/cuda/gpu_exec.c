@@ -44,6 +44,7 @@ struct gpu_exec {
 /* The GPU watchdog (MKCCL_GPU_WATCHDOG seconds, 0 off): every that many
  * seconds, report what each channel's CTA last did (a diagnostic for GPU
  * hangs; a channel's row changes as its kernel makes progress). */
+__attribute__((unused)) /* without kernels (MKCCL_ENABLE_CUDA=OFF) nothing starts it */
 static void* gpu_watchdog_main(void* arg) {
   gpu_exec_t* ex = arg;
   int64_t limit = param_int("MKCCL_GPU_WATCHDOG");
@@ -103,6 +104,7 @@ void gpu_exec_ctx_restore(void* ctx) {
   if (g && ctx) g->ctx_set_current((cu_context_t)ctx);
 }
 
+__attribute__((unused)) /* as gpu_watchdog_main */
 static int gpu_event_query(work_fifo_event_t* ev) {
   gpu_fifo_event_t* e = (gpu_fifo_event_t*)ev;
   return cuda_gpu()->event_query(e->event) == CUDA_DRV_SUCCESS;
