@@ -31,7 +31,7 @@ static int irecvCalls, groupedIrecvs, iflushCalls, consumedCalls, consumedGroups
 static ncclNetDeviceHandle_v12_t offloadHandle;
 static int askConsumed;
 
-typedef struct {
+typedef struct req {
   int kind; /* 0 send, 1 recv, 2 flush */
   int n;
   void* data[8];
@@ -39,7 +39,27 @@ typedef struct {
   int tags[8];
   int polls;
   int got[8];
+  struct req* prev; /* live requests: the failure case abandons some */
+  struct req* next;
 } req_t;
+static req_t live; /* list head */
+
+static req_t* req_new(void) {
+  req_t* r = calloc(1, sizeof(*r));
+  CHECK(r);
+  if (!live.next) live.next = live.prev = &live;
+  r->next = live.next, r->prev = &live;
+  live.next->prev = r, live.next = r;
+  return r;
+}
+static void req_free(req_t* r) {
+  r->prev->next = r->next, r->next->prev = r->prev;
+  free(r);
+}
+/* What a failed run left behind (a real plugin frees it when the comm closes). */
+static void req_free_all(void) {
+  while (live.next && live.next != &live) req_free(live.next);
+}
 
 static ncclResult_t f_init(void** ctx, uint64_t id, ncclNetCommConfig_v12_t* c, ncclDebugLogger_t l, ncclProfilerCallback_t p) {
   (void)id, (void)c, (void)l, (void)p;
@@ -85,7 +105,7 @@ static ncclResult_t f_isend(void* comm, void* data, size_t size, int tag, void* 
   m->tag = tag;
   m->size = size;
   memcpy(m->data, data, size);
-  req_t* r = calloc(1, sizeof(*r));
+  req_t* r = req_new();
   *request = r;
   return ncclSuccess;
 }
@@ -96,7 +116,7 @@ static ncclResult_t f_irecv(void* comm, int n, void** data, size_t* sizes, int* 
   CHECK(n >= 1 && n <= 8);
   irecvCalls++;
   if (n > 1) groupedIrecvs++;
-  req_t* r = calloc(1, sizeof(*r));
+  req_t* r = req_new();
   r->kind = 1;
   r->n = n;
   for (int i = 0; i < n; i++) r->data[i] = data[i], r->sizes[i] = sizes[i], r->tags[i] = tags[i];
@@ -106,7 +126,7 @@ static ncclResult_t f_irecv(void* comm, int n, void** data, size_t* sizes, int* 
 static ncclResult_t f_iflush(void* comm, int n, void** data, int* sizes, void** mh, void** request) {
   (void)comm, (void)n, (void)data, (void)sizes, (void)mh;
   iflushCalls++;
-  req_t* r = calloc(1, sizeof(*r));
+  req_t* r = req_new();
   r->kind = 2;
   *request = r;
   return ncclSuccess;
@@ -137,7 +157,7 @@ static ncclResult_t f_test(void* request, int* done, int* sizes) {
       for (int i = 0; i < r->n; i++) sizes[i] = (int)r->sizes[i];
   }
   *done = 1;
-  if (!(r->kind == 1 && askConsumed)) free(r); /* kept until irecvConsumed */
+  if (!(r->kind == 1 && askConsumed)) req_free(r); /* kept until irecvConsumed */
   return ncclSuccess;
 }
 static ncclResult_t f_close(void* c) { free(c); return ncclSuccess; }
@@ -145,7 +165,7 @@ static ncclResult_t f_consumed(void* comm, int n, void* request) {
   (void)comm;
   consumedCalls++;
   if (n > 1) consumedGroups++;
-  free(request);
+  req_free(request);
   return ncclSuccess;
 }
 static ncclResult_t f_finalize(void* ctx) { (void)ctx; return ncclSuccess; }
@@ -307,6 +327,7 @@ static void scenario(const char* lib, int flush, int consumed, int busyN, int de
   tests = 0;
   CHECK_EQ_INT(run(tctx, snd, rcv, 20, 1), ncclSystemError);
   failAfter = 0;
+  req_free_all();
   for (int c = 0; c < NCH; c++) {
     CHECK_NCCL(T->send.free(snd[c].conn));
     CHECK_NCCL(T->recv.free(rcv[c].conn));
