@@ -57,11 +57,20 @@ typedef struct {
   struct ncclComm* comm;
   pthread_t thread;
   ncclResult_t res;
+  int ran; /* plan_group_job ran (and released the comm) */
 } group_job_t;
 
+/* Runs one comm's tasks and is then done with the comm: an ncclCommAbort
+ * on another thread waits only for this, not for the group's other comms. */
 static void* plan_group_job(void* arg) {
   group_job_t* j = arg;
-  j->res = plan_launch(j->comm, &j->comm->tasks);
+  struct ncclComm* c = j->comm;
+  j->ran = 1;
+  j->res = plan_launch(c, &c->tasks);
+  c->inGroup = 0;
+  if (j->res != ncclSuccess) comm_async_error_set(c, j->res);
+  plan_tasks_free(&c->tasks);
+  __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* the last touch: an abort may free it now */
   return NULL;
 }
 
@@ -100,13 +109,12 @@ static ncclResult_t plan_group_run(void) {
   }
   for (int i = 0; i < n && jobs; i++) {
     struct ncclComm* c = jobs[i].comm;
-    c->inGroup = 0;
-    if (jobs[i].res != ncclSuccess) {
-      comm_async_error_set(c, jobs[i].res);
-      if (res == ncclSuccess) res = jobs[i].res;
+    if (!jobs[i].ran) { /* an earlier error: dropped unrun */
+      c->inGroup = 0;
+      plan_tasks_free(&c->tasks);
+      __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL);
     }
-    plan_tasks_free(&c->tasks);
-    __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* the last touch: an abort may free it now */
+    if (jobs[i].res != ncclSuccess && res == ncclSuccess) res = jobs[i].res;
   }
   free(jobs);
   return res;
