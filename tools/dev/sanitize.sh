@@ -9,11 +9,11 @@ which="${1:-all}"
 (($#)) && shift
 jobs="$(nproc)"
 
-sanitized() { # name, -fsanitize list, ctest args...
-  local name="$1" list="$2"
-  shift 2
+sanitized() { # name, -fsanitize list, extra C flags, ctest args...
+  local name="$1" list="$2" cflags="$3"
+  shift 3
   cmake -S . -B "build-$name" -DMKCCL_WERROR=ON -DMKCCL_ENABLE_CUDA=OFF -DMKCCL_SANITIZE="$list" \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-fno-sanitize-recover=all"
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-fno-sanitize-recover=all $cflags"
   cmake --build "build-$name" -j"$jobs"
   ctest --test-dir "build-$name" --output-on-failure -j"$jobs" --timeout 900 "$@"
 }
@@ -23,12 +23,15 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_retu
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
 
+# TSan: gcc warns that it does not model atomic_thread_fence; only the GPU
+# executor (not built here, but compiled without kernels) uses one.
+tsan_flags="-Wno-tsan"
 case "$which" in
-  asan) sanitized asan address,undefined "$@" ;;
-  tsan) sanitized tsan thread "$@" ;;
+  asan) sanitized asan address,undefined "" "$@" ;;
+  tsan) sanitized tsan thread "$tsan_flags" "$@" ;;
   all)
-    sanitized asan address,undefined "$@"
-    sanitized tsan thread "$@"
+    sanitized asan address,undefined "" "$@"
+    sanitized tsan thread "$tsan_flags" "$@"
     ;;
   *) echo "usage: $0 [asan|tsan|all] [ctest args...]" >&2; exit 2 ;;
 esac

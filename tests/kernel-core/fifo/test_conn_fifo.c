@@ -72,7 +72,7 @@ int main(void) {
     }
     CHECK_EQ_INT(conn_fifo_size_load(recvMem.connFifo, conn_fifo_slot(s)), 8);
     CHECK_EQ_INT(slots[conn_fifo_slot(s)], s * 7 + 1);
-    uint64_t outstanding = recvMem.tail - sendMem.head;
+    uint64_t outstanding = conn_fifo_load(&recvMem.tail) - conn_fifo_load(&sendMem.head); /* the producer writes tail */
     CHECK(outstanding <= MKCCL_STEPS);
     conn_fifo_release(recvMem.connFifo, &sendMem.head, s, 1);
   }
