@@ -41,7 +41,8 @@ static inline int host_wait_round(host_waiter_t* w, volatile uint32_t* abortFlag
 int proxy_progress_help(void); /* kernel-core/proxy */
 
 /* MKCCL_TIMEOUT in nanoseconds (0: none): one process-wide copy, set by
- * host_exec_create, because the waits below are the hot path. */
+ * host_exec_create (of any comm, any thread: atomic), because the waits
+ * below are the hot path. */
 extern int64_t host_wait_timeout_ns;
 
 /* A wait saw no progress for MKCCL_TIMEOUT: logs what it waited for and
@@ -60,9 +61,10 @@ enum { HOST_WAIT_OK = 0, HOST_WAIT_ABORTED = 1, HOST_WAIT_TIMEOUT = 2 };
 /* The deadline is armed only once the fast spins are over, and checked
  * every few rounds: a wait that ends quickly never reads the clock. */
 static inline int host_wait_expired(int64_t* deadline) {
-  if (host_wait_timeout_ns <= 0) return 0;
+  int64_t timeout = __atomic_load_n(&host_wait_timeout_ns, __ATOMIC_RELAXED);
+  if (timeout <= 0) return 0;
   int64_t now = host_wait_now_ns();
-  if (*deadline == 0) *deadline = now + host_wait_timeout_ns;
+  if (*deadline == 0) *deadline = now + timeout;
   return now > *deadline;
 }
 

@@ -178,8 +178,9 @@ int main(void) {
   CHECK_NCCL(ncclCommInitRank(&grouped, 1, u3, 0));
   CHECK_NCCL(ncclGetUniqueId(&u4));
   /* A destroyed comm's memory is freed: reading it is what the check is
-   * for, but AddressSanitizer rightly calls it a use after free. */
-#if defined(__SANITIZE_ADDRESS__)
+   * for, but AddressSanitizer (and ThreadSanitizer) rightly call it a use
+   * after free. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   int haveDead = 0;
   dead = finalized;
 #else

@@ -21,17 +21,23 @@ sanitized() { # name, -fsanitize list, extra C flags, ctest args...
 # Reports stop the process (the test fails); forked ranks report too.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
+# die_after_fork=0: multi-rank tests fork ranks from a process whose
+# bootstrap root thread runs (as applications do); TSan's child then goes on.
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0:die_after_fork=0"
 
 # TSan: gcc warns that it does not model atomic_thread_fence; only the GPU
-# executor (not built here, but compiled without kernels) uses one.
+# executor (not built here, but compiled without kernels) uses one. Tests
+# that fork ranks from a process whose bootstrap root thread runs cannot run
+# under TSan ("dup thread with used id" in the child): left out there
+# (docs/RELIABILITY.md, sanitizers).
 tsan_flags="-Wno-tsan"
+tsan_skip=(-E "test_coll_public|test_fault_|test_net_faulty|test_comm_init|test_comm_split|test_comm_peer")
 case "$which" in
   asan) sanitized asan address,undefined "" "$@" ;;
-  tsan) sanitized tsan thread "$tsan_flags" "$@" ;;
+  tsan) sanitized tsan thread "$tsan_flags" "${tsan_skip[@]}" "$@" ;;
   all)
     sanitized asan address,undefined "" "$@"
-    sanitized tsan thread "$tsan_flags" "$@"
+    sanitized tsan thread "$tsan_flags" "${tsan_skip[@]}" "$@"
     ;;
   *) echo "usage: $0 [asan|tsan|all] [ctest args...]" >&2; exit 2 ;;
 esac
