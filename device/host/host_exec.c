@@ -112,6 +112,7 @@ ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out) 
   host_exec_t* ex = calloc(1, sizeof(*ex));
   if (!ex) return MK_FAIL(ncclSystemError, "host executor: out of memory");
   ex->cfg = *cfg;
+  __atomic_store_n(&host_wait_timeout_ns, cfg->timeoutSec > 0 ? cfg->timeoutSec * 1000000000 : 0, __ATOMIC_RELAXED);
   ex->fifoBuf = aligned_alloc(64, cfg->fifoBytes);
   if (!ex->fifoBuf) {
     res = MK_FAIL(ncclSystemError, "host executor: out of memory for a %u-byte work FIFO", cfg->fifoBytes);

@@ -46,17 +46,23 @@ static mkcclConnFifo_v1* host_prims_fifo(host_conn_t* c) {
   return (c->info->flags & MKCCL_CONN_USE_FIFO) ? c->info->connFifo : NULL;
 }
 
+static ncclResult_t host_prims_wait_end(host_prims_t* p, int waited, const char* what) {
+  if (waited == HOST_WAIT_OK) return ncclSuccess;
+  if (waited == HOST_WAIT_TIMEOUT) host_wait_timed_out(p->abortFlag, what);
+  return ncclRemoteError;
+}
+
 /* Published: tail past the slice's last step. */
 static ncclResult_t host_prims_wait_recv(host_prims_t* p, host_conn_t* c, uint64_t last) {
-  return host_wait_ge(c->info->tail, last + 1, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0) ? ncclRemoteError
-                                                                                                       : ncclSuccess;
+  int w = host_wait_ge(c->info->tail, last + 1, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0);
+  return host_prims_wait_end(p, w, "data from a receive peer");
 }
 
 /* Free: head within MKCCL_STEPS of the slice's last step. */
 static ncclResult_t host_prims_wait_send(host_prims_t* p, host_conn_t* c, uint64_t last) {
   uint64_t target = last + 1 > MKCCL_STEPS ? last + 1 - MKCCL_STEPS : 0;
-  return host_wait_ge(c->info->head, target, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0) ? ncclRemoteError
-                                                                                                     : ncclSuccess;
+  int w = host_wait_ge(c->info->head, target, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0);
+  return host_prims_wait_end(p, w, "a free slot from a send peer");
 }
 
 /* The op for folding a further received input into a partial result:

@@ -9,6 +9,7 @@
 
 #include <sched.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "transport/mkccl_conn_fifo_v1.h"
 
@@ -39,22 +40,56 @@ static inline int host_wait_round(host_waiter_t* w, volatile uint32_t* abortFlag
 
 int proxy_progress_help(void); /* kernel-core/proxy */
 
-/* Wait until *word >= target; non-zero when aborted. On a connection the
- * proxy drives (proxied), the waiter runs proxy rounds itself rather than
- * sleep: the word moves when the network does. */
+/* MKCCL_TIMEOUT in nanoseconds (0: none): one process-wide copy, set by
+ * host_exec_create (of any comm, any thread: atomic), because the waits
+ * below are the hot path. */
+extern int64_t host_wait_timeout_ns;
+
+/* A wait saw no progress for MKCCL_TIMEOUT: logs what it waited for and
+ * raises the abort flag, so every other wait of the communicator ends too
+ * (the peer is dead or stuck; the communicator cannot recover). */
+void host_wait_timed_out(volatile uint32_t* abortFlag, const char* what);
+
+static inline int64_t host_wait_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+enum { HOST_WAIT_OK = 0, HOST_WAIT_ABORTED = 1, HOST_WAIT_TIMEOUT = 2 };
+
+/* The deadline is armed only once the fast spins are over, and checked
+ * every few rounds: a wait that ends quickly never reads the clock. */
+static inline int host_wait_expired(int64_t* deadline) {
+  int64_t timeout = __atomic_load_n(&host_wait_timeout_ns, __ATOMIC_RELAXED);
+  if (timeout <= 0) return 0;
+  int64_t now = host_wait_now_ns();
+  if (*deadline == 0) *deadline = now + timeout;
+  return now > *deadline;
+}
+
+/* Wait until *word >= target: HOST_WAIT_OK, HOST_WAIT_ABORTED, or
+ * HOST_WAIT_TIMEOUT after MKCCL_TIMEOUT without the word reaching it. On a
+ * connection the proxy drives (proxied), the waiter runs proxy rounds
+ * itself rather than sleep: the word moves when the network does. */
 static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag, int proxied) {
   uint32_t spins = 0;
+  int64_t deadline = 0;
   for (;;) {
     uint64_t v = conn_fifo_load(word);
-    if (v >= target) return 0;
-    if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return 1;
+    if (v >= target) return HOST_WAIT_OK;
+    if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return HOST_WAIT_ABORTED;
     if (proxied) {
       if (!proxy_progress_help() && ++spins % 16 == 0) sched_yield();
+      if (spins % 1024 == 1023 && host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
       continue;
     }
     if (spins < HOST_WAIT_SPINS) host_cpu_relax();
     else if (spins < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) sched_yield();
-    else conn_fifo_sleep(word, v, HOST_WAIT_SLEEP_NS);
+    else {
+      conn_fifo_sleep(word, v, HOST_WAIT_SLEEP_NS);
+      if (host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
+    }
     spins++;
   }
 }

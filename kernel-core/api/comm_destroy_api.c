@@ -1,5 +1,7 @@
 /* Ending communicators: ncclCommFinalize, ncclCommDestroy, ncclCommAbort,
  * and ncclCommSplit (which makes one from another). */
+#include <unistd.h>
+
 #include "api/api.h"
 #include "base/err.h"
 #include "comm/comm.h"
@@ -30,6 +32,9 @@ MK_API(ncclResult_t, CommAbort, ncclComm_t comm) {
   if (!comm) return ncclSuccess;
   MK_CHECK(comm_check(comm, "ncclCommAbort"));
   __atomic_store_n(comm->abortFlag, 1, __ATOMIC_RELEASE); /* every wait of every thread of this comm ends */
+  /* A collective on another thread sees the flag within a millisecond and
+   * leaves; free nothing under it. */
+  while (__atomic_load_n(&comm->busy, __ATOMIC_ACQUIRE) > 0) usleep(1000);
   comm_init_thread_reap(comm, 1);
   __atomic_store_n(&comm->state, COMM_STATE_ABORTED, __ATOMIC_RELEASE);
   int rank = comm->rank, nRanks = comm->nRanks;

@@ -20,6 +20,10 @@ enum {
   BOOTSTRAP_CONN_P2P = 4,           /* rank -> any rank: tagged messages */
 };
 
+/* More ranks than any job has: a registration claiming more is garbage
+ * (the root allocates per rank it serves). Found by fuzz_bootstrap_root. */
+#define BOOTSTRAP_MAX_RANKS (1 << 20)
+
 /* rank -> root, after the hello. */
 typedef struct {
   int32_t rank, nRanks, nRoots, root;

@@ -49,8 +49,9 @@ static void bootstrap_root_register(bootstrap_root_t* root, int i) {
   bootstrap_root_pending_t* p = &root->pending[i];
   const bootstrap_root_info_t* info = &p->msg.info;
   char why[160];
-  if (info->nRanks < 1 || info->nRoots < 1 || info->nRoots > info->nRanks || info->root < 0 ||
-      info->root >= info->nRoots || info->rank < 0 || info->rank >= info->nRanks || !sock_addr_valid(&info->listenAddr)) {
+  if (info->nRanks < 1 || info->nRanks > BOOTSTRAP_MAX_RANKS || info->nRoots < 1 || info->nRoots > info->nRanks ||
+      info->root < 0 || info->root >= info->nRoots || info->rank < 0 || info->rank >= info->nRanks ||
+      !sock_addr_valid(&info->listenAddr)) {
     snprintf(why, sizeof(why), "invalid registration (rank %d nranks %d nroots %d root %d)", info->rank, info->nRanks,
              info->nRoots, info->root);
     bootstrap_root_drop(root, i, why);

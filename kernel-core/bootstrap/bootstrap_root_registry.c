@@ -124,3 +124,8 @@ void bootstrap_root_reap(void) {
     bootstrap_root_join(r);
   }
 }
+
+/* At exit, join the roots that finished (a process that made ids for ranks
+ * it forked never uses them itself, so nothing else would); a root still
+ * waiting for ranks is left to the exit. */
+__attribute__((destructor)) static void bootstrap_root_reap_at_exit(void) { bootstrap_root_reap(); }

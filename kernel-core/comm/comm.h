@@ -74,6 +74,7 @@ struct ncclComm {
   int initThreadJoinable;
   int stagesDone; /* comm_init.c: stages whose init completed */
   int finalizeCalled;
+  int busy; /* atomic: group runs using this comm now; ncclCommAbort from another thread waits for them */
 
   /* ---- bootstrap (bootstrap) ---- */
   bootstrap_handle_t* handles; /* [nHandles] the unique ids */

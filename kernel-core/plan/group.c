@@ -87,11 +87,21 @@ typedef struct {
   struct ncclComm* comm;
   pthread_t thread;
   ncclResult_t res;
+  int ran; /* plan_group_job ran (and released the comm) */
 } group_job_t;
 
+/* Runs one comm's tasks and is then done with the comm: an ncclCommAbort
+ * on another thread waits only for this, not for the group's other comms. */
 static void* plan_group_job(void* arg) {
   group_job_t* j = arg;
-  j->res = plan_launch(j->comm, &j->comm->tasks);
+  struct ncclComm* c = j->comm;
+  j->ran = 1;
+  j->res = plan_launch(c, &c->tasks);
+  c->inGroup = 0;
+  plan_profile_group_api_stop(c);
+  if (j->res != ncclSuccess) comm_async_error_set(c, j->res);
+  plan_tasks_free(&c->tasks);
+  __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* the last touch: an abort may free it now */
   return NULL;
 }
 
@@ -104,10 +114,20 @@ static ncclResult_t plan_group_run(void) {
   group_comms = NULL;
   group_error = ncclSuccess;
   int n = 0;
-  for (struct ncclComm* c = comm; c; c = c->groupNext) n++;
+  for (struct ncclComm* c = comm; c; c = c->groupNext) {
+    __atomic_add_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* until this run is done with it */
+    n++;
+  }
   group_job_t one = {0}; /* the usual case: no allocation */
   group_job_t* jobs = n == 1 ? &one : n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
-  if (n && !jobs && res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
+  if (n && !jobs) {
+    if (res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
+    for (struct ncclComm* c = comm; c; c = c->groupNext) {
+      c->inGroup = 0;
+      plan_tasks_free(&c->tasks);
+      __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL);
+    }
+  }
   /* Queue order is reversed; keep the order comms joined. */
   for (int i = n - 1; jobs && i >= 0; i--, comm = comm->groupNext) {
     jobs[i].comm = comm;
@@ -124,13 +144,13 @@ static ncclResult_t plan_group_run(void) {
   }
   for (int i = 0; i < n && jobs; i++) {
     struct ncclComm* c = jobs[i].comm;
-    c->inGroup = 0;
-    plan_profile_group_api_stop(c);
-    if (jobs[i].res != ncclSuccess) {
-      comm_async_error_set(c, jobs[i].res);
-      if (res == ncclSuccess) res = jobs[i].res;
+    if (!jobs[i].ran) { /* an earlier error: dropped unrun */
+      c->inGroup = 0;
+      plan_profile_group_api_stop(c);
+      plan_tasks_free(&c->tasks);
+      __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL);
     }
-    plan_tasks_free(&c->tasks);
+    if (jobs[i].res != ncclSuccess && res == ncclSuccess) res = jobs[i].res;
   }
   if (jobs != &one) free(jobs);
   return res;

@@ -212,7 +212,8 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
     ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
     res = MK_FAIL(proxyRes != ncclSuccess ? proxyRes : res,
                   "Rank %d: collective failed: %s", comm->rank,
-                  proxyRes != ncclSuccess ? "a network peer failed (proxy error)" : "aborted");
+                  proxyRes != ncclSuccess ? "a network peer failed (proxy error)"
+                                            : "aborted (ncclCommAbort, a failed peer, or MKCCL_TIMEOUT)");
   }
 out:
   plan_profile_stop(comm, works, nWorks, pp.profGroup);

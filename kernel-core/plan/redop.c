@@ -35,8 +35,8 @@ static int redop_is_float(ncclDataType_t type) {
          type == ncclFloat8e4m3 || type == ncclFloat8e5m2;
 }
 
-ncclResult_t plan_redop_resolve(struct ncclComm* comm, ncclRedOp_t op, ncclDataType_t type, int* mkOp,
-                                uint64_t* scalar) {
+ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
+                                int* mkOp, uint64_t* scalar) {
   *scalar = 0;
   switch (op) {
     case ncclSum: *mkOp = MK_OP_SUM; return ncclSuccess;
@@ -56,10 +56,10 @@ ncclResult_t plan_redop_resolve(struct ncclComm* comm, ncclRedOp_t op, ncclDataT
   }
   int slot = (int)op - (int)ncclNumOps;
   if (slot < 0 || slot >= COMM_MAX_REDOPS || !comm->redOps[slot].used)
-    return MK_FAIL(ncclInvalidArgument, "Invalid reduction operator %d", (int)op);
+    return MK_FAIL(ncclInvalidArgument, "%s: invalid reduction operator %d", fn, (int)op);
   if (comm->redOps[slot].type != type)
-    return MK_FAIL(ncclInvalidArgument, "Reduction operator %d was created for type %d, used with type %d", (int)op,
-                   (int)comm->redOps[slot].type, (int)type);
+    return MK_FAIL(ncclInvalidArgument, "%s: reduction operator %d was created for type %d, used with type %d", fn,
+                   (int)op, (int)comm->redOps[slot].type, (int)type);
   *mkOp = MK_OP_PREMULSUM;
   uint64_t bits = 0;
   size_t ts = host_type_size(type);

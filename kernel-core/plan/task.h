@@ -47,8 +47,9 @@ int plan_group_depth(void);
  * GPU ones are queued on the stream. */
 ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks);
 
-/* User reduction operators: turn an ncclRedOp_t into the executor's op. */
-ncclResult_t plan_redop_resolve(struct ncclComm* comm, ncclRedOp_t op, ncclDataType_t type, int* mkOp,
-                                uint64_t* scalar);
+/* User reduction operators: turn an ncclRedOp_t into the executor's op
+ * (fn: the API call, named in errors). */
+ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
+                                int* mkOp, uint64_t* scalar);
 
 #endif

@@ -77,6 +77,16 @@ ncclResult_t net_socket_devs_init(void) {
   return res;
 }
 
+/* The table lives as long as the library: the core unloads a plugin it
+ * does not keep (dlclose), so what the table holds is freed then. */
+__attribute__((destructor)) static void net_socket_devs_free(void) {
+  for (int i = 0; i < net_socket_ndevs; i++) {
+    free(net_socket_devs[i].pciPath);
+    net_socket_devs[i].pciPath = NULL;
+  }
+  net_socket_ndevs = -1;
+}
+
 int net_socket_devs_count(void) { return net_socket_ndevs < 0 ? 0 : net_socket_ndevs; }
 
 const net_socket_dev_t* net_socket_dev_get(int dev) {

@@ -9,10 +9,13 @@
 
 extern ncclDebugLogger_t net_socket_logger;
 
+/* Set by every init (communicators may init concurrently): atomic. */
 void net_socket_log_set(ncclDebugLogger_t logger);
+static inline ncclDebugLogger_t net_socket_log_get(void) { return __atomic_load_n(&net_socket_logger, __ATOMIC_ACQUIRE); }
 
-#define NS_LOG(level, flags, ...) \
-  (net_socket_logger ? net_socket_logger(level, flags, __FILE__, __LINE__, "NET/Socket : " __VA_ARGS__) : (void)0)
+#define NS_LOG(level, flags, ...)                                                                         \
+  (net_socket_log_get() ? net_socket_log_get()(level, flags, __FILE__, __LINE__, "NET/Socket : " __VA_ARGS__) \
+                        : (void)0)
 
 #define NS_WARN(...) NS_LOG(NCCL_LOG_WARN, NCCL_NET, __VA_ARGS__)
 #define NS_INFO(flags, ...) NS_LOG(NCCL_LOG_INFO, flags, __VA_ARGS__)

@@ -21,6 +21,19 @@ void* ranks_shared_alloc(unsigned long bytes) {
 #define RANKS_GRACE_SEC 15
 
 int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
+  int status[256];
+  if (ranks_run_status(nranks, fn, arg, timeoutSec, status) != 0) return -1;
+  int failed = 0;
+  for (int r = 0; r < nranks; r++)
+    if (status[r] != 0) {
+      fprintf(stderr, "rank %d failed (%s %d)\n", r, status[r] > 0 ? "exit" : "signal",
+              status[r] > 0 ? status[r] : -status[r]);
+      failed = 1;
+    }
+  return failed ? -1 : 0;
+}
+
+int ranks_run_status(int nranks, rank_fn fn, void* arg, int timeoutSec, int* status) {
   pid_t pids[256];
   if (nranks < 1 || nranks > 256) return -1;
   fflush(stdout);
@@ -42,27 +55,24 @@ int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
     }
     pids[r] = pid;
   }
-  int failed = 0, left = nranks;
+  int left = nranks, failed = 0;
   struct timespec start, now;
   clock_gettime(CLOCK_MONOTONIC, &start);
   while (left > 0) {
-    int status;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
+    int ws;
+    pid_t pid = waitpid(-1, &ws, WNOHANG);
     if (pid > 0) {
       for (int r = 0; r < nranks; r++)
         if (pids[r] == pid) {
           pids[r] = 0;
           left--;
-          if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "rank %d failed (%s %d)\n", r, WIFEXITED(status) ? "exit" : "signal",
-                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-            /* The others may wait on it forever: give them a few seconds. */
-            if (!failed && timeoutSec > RANKS_GRACE_SEC) {
-              clock_gettime(CLOCK_MONOTONIC, &start);
-              timeoutSec = RANKS_GRACE_SEC;
-            }
-            failed = 1;
+          status[r] = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
+          /* The others may wait on a failed rank forever: give them a few seconds. */
+          if (status[r] != 0 && !failed && timeoutSec > RANKS_GRACE_SEC) {
+            clock_gettime(CLOCK_MONOTONIC, &start);
+            timeoutSec = RANKS_GRACE_SEC;
           }
+          if (status[r] != 0) failed = 1;
         }
       continue;
     }
@@ -77,5 +87,5 @@ int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
     }
     usleep(2000);
   }
-  return failed ? -1 : 0;
+  return 0;
 }

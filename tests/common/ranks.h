@@ -11,6 +11,11 @@ typedef int (*rank_fn)(int rank, int nranks, void* arg);
 
 int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec);
 
+/* As ranks_run, for tests where some ranks are meant to die: status[r] is
+ * the rank's exit code, or -signal when a signal ended it. Returns -1 only
+ * on a timeout (every rank killed) or a failed fork. */
+int ranks_run_status(int nranks, rank_fn fn, void* arg, int timeoutSec, int* status);
+
 /* Anonymous shared memory visible to all forked ranks (for results). */
 void* ranks_shared_alloc(unsigned long bytes);
 

@@ -31,6 +31,7 @@ typedef struct {
 static link_t* links; /* [channel][rank]: rank -> next */
 
 static void wire(void) {
+  free(links);
   links = calloc((size_t)NCH * N, sizeof(link_t));
   for (int r = 0; r < N; r++) ringOrder[r] = r;
   for (int c = 0; c < NCH; c++)
@@ -112,6 +113,7 @@ static void run(int coll, int type, int op, size_t count, int root, int inPlace,
     out[r] = calloc(outElems + 1, ts);
     in[r] = inPlace ? (coll == MK_COLL_ALLGATHER ? out[r] + r * count * ts : out[r]) : calloc(inElems + 1, ts);
     if (inPlace && coll == MK_COLL_REDUCESCATTER) {
+      free(out[r]); /* in place: the output is a block of the input */
       in[r] = calloc(inElems + 1, ts);
       out[r] = in[r] + r * count * ts;
     }
@@ -183,5 +185,8 @@ int main(void) {
           }
     }
   }
+  for (int r = 0; r < MAXR; r++)
+    for (int c = 0; c < 2; c++) free(chans[r][c].peers);
+  free(links);
   return 0;
 }

@@ -33,20 +33,21 @@ int main(void) {
   mkcclConnFifo_v1 fifo[MKCCL_STEPS];
   conn_fifo_init(fifo);
   for (int i = 0; i < MKCCL_STEPS; i++) CHECK_EQ_INT(fifo[i].size, -1);
-  volatile uint64_t head = 0, tail = 0;
+  /* A head or tail word is followed by its sleepers' count (conn_fifo_waiters). */
+  volatile uint64_t head[2] = {0, 0}, tail[2] = {0, 0};
   /* All 8 slots free at start, the 9th waits for a release. */
-  CHECK(conn_fifo_can_produce(&head, 7));
-  CHECK(!conn_fifo_can_produce(&head, 8));
-  conn_fifo_publish(fifo, &tail, 0, 2, 1000);
+  CHECK(conn_fifo_can_produce(head, 7));
+  CHECK(!conn_fifo_can_produce(head, 8));
+  conn_fifo_publish(fifo, tail, 0, 2, 1000);
   CHECK_EQ_INT(fifo[0].size, 1000);
-  CHECK_EQ_INT(tail, 2);
-  CHECK(conn_fifo_can_consume(&tail, 1));
-  CHECK(!conn_fifo_can_consume(&tail, 2));
-  conn_fifo_release(fifo, &head, 0, 2);
+  CHECK_EQ_INT(tail[0], 2);
+  CHECK(conn_fifo_can_consume(tail, 1));
+  CHECK(!conn_fifo_can_consume(tail, 2));
+  conn_fifo_release(fifo, head, 0, 2);
   CHECK_EQ_INT(fifo[0].size, -1);
-  CHECK_EQ_INT(head, 2);
-  CHECK(conn_fifo_can_produce(&head, 9));
-  CHECK(!conn_fifo_can_produce(&head, 10));
+  CHECK_EQ_INT(head[0], 2);
+  CHECK(conn_fifo_can_produce(head, 9));
+  CHECK(!conn_fifo_can_produce(head, 10));
 
   /* Bases round up to chunkSteps; slices cover a chunk exactly. */
   CHECK_EQ_INT(steps_op_base(0, 4), 0);
@@ -71,7 +72,7 @@ int main(void) {
     }
     CHECK_EQ_INT(conn_fifo_size_load(recvMem.connFifo, conn_fifo_slot(s)), 8);
     CHECK_EQ_INT(slots[conn_fifo_slot(s)], s * 7 + 1);
-    uint64_t outstanding = recvMem.tail - sendMem.head;
+    uint64_t outstanding = conn_fifo_load(&recvMem.tail) - conn_fifo_load(&sendMem.head); /* the producer writes tail */
     CHECK(outstanding <= MKCCL_STEPS);
     conn_fifo_release(recvMem.connFifo, &sendMem.head, s, 1);
   }
