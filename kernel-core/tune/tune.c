@@ -17,7 +17,24 @@ struct tune_ctx {
   void* tunerCtx;
   uint8_t loggedLack[NCCL_NUM_ALGORITHMS]; /* bit per protocol: logged once per algorithm/protocol */
   int loggedTunerError;
+  /* Without a plugin the answer is a pure function of the request: the
+   * last one is kept, since a program repeats the same collective and the
+   * model's tables cost as much as a small host collective. */
+  struct {
+    int valid;
+    tune_request_t req; /* .supported copied into supported */
+    int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    tune_choice_t out;
+  } last;
 };
+
+static int tune_last_matches(const tune_ctx_t* ctx, const tune_request_t* req,
+                             const int (*supported)[NCCL_NUM_PROTOCOLS]) {
+  const tune_request_t* l = &ctx->last.req;
+  return ctx->last.valid && l->func == req->func && l->bytes == req->bytes && l->nChannelsMax == req->nChannelsMax &&
+         l->numPipeOps == req->numPipeOps && l->regBuff == req->regBuff && l->chunkSize == req->chunkSize &&
+         memcmp(ctx->last.supported, supported, sizeof(ctx->last.supported)) == 0;
+}
 
 void tune_supported_default(int gpu, int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
@@ -156,6 +173,10 @@ ncclResult_t tune_decide_request(tune_ctx_t* ctx, const tune_request_t* req, tun
     tune_supported_default(ctx->topo.gpu, dflt);
     supported = (const int(*)[NCCL_NUM_PROTOCOLS])dflt;
   }
+  if (!ctx->tuner && tune_last_matches(ctx, req, supported)) {
+    *out = ctx->last.out;
+    return ncclSuccess;
+  }
   int allowed[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
   for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
     for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)
@@ -208,6 +229,12 @@ ncclResult_t tune_decide_request(tune_ctx_t* ctx, const tune_request_t* req, tun
   MK_TRACE(NCCL_TUNING, "TUNER: %s %zu bytes: %s/%s %d channels chunk %zu, %.1f us%s", tune_func_name(req->func),
            req->bytes, tune_algo_name(algo), tune_proto_name(proto), nc, chunk, (double)out->predictedUs,
            out->byTuner ? " (tuner plugin)" : "");
+  if (!ctx->tuner) {
+    ctx->last.req = *req;
+    memcpy(ctx->last.supported, supported, sizeof(ctx->last.supported));
+    ctx->last.out = *out;
+    ctx->last.valid = 1;
+  }
   return ncclSuccess;
 }
 
