@@ -25,8 +25,13 @@ typedef struct {
   uint32_t spins;
 } host_waiter_t;
 
-#define HOST_WAIT_SPINS 256
-#define HOST_WAIT_YIELDS 64
+/* Few spins, many yields: with more ranks than cores (4 ranks on 2 cores)
+ * the peer a rank waits for needs this core, and a yield hands it over at
+ * once where spinning (256 pauses) or a futex sleep and wake-up cost 3x the
+ * 8 B AllReduce time (docs/PERFORMANCE.md); with a core each, the data
+ * arrives within the spins. */
+#define HOST_WAIT_SPINS 16
+#define HOST_WAIT_YIELDS 4096
 #define HOST_WAIT_SLEEP_NS 1000000L
 
 /* One round of waiting with no word to sleep on (yields); non-zero when
