@@ -7,7 +7,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 
 #include "check.h"
 #include "nccl.h"
+#include "proc_count.h"
 #include "ranks.h"
 
 #define COUNT (64 * 1024)
@@ -38,16 +38,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int count_entries(const char* path) {
-  DIR* d = opendir(path);
-  CHECK(d);
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d));)
-    if (e->d_name[0] != '.') n++;
-  closedir(d);
-  return n;
 }
 
 /* Mappings of mkccl's shared-memory segments (named /mkccl-shm-*). */
@@ -71,7 +61,7 @@ static void* stuck_main(void* arg) {
 
 static int rank_main(int rank, int n, void* arg) {
   round_t* r = arg;
-  int fds0 = count_entries("/proc/self/fd"), threads0 = count_entries("/proc/self/task");
+  int fds0 = proc_count_fds(), threads0 = proc_count_threads();
   ncclComm_t comm;
   CHECK_NCCL(ncclCommInitRank(&comm, n, r->id, rank));
   float* buf = calloc(COUNT, sizeof(float));
@@ -101,8 +91,8 @@ static int rank_main(int rank, int n, void* arg) {
   printf("stuck collective returned %s %.3f s after ncclCommAbort (abort took %.3f s)\n", ncclGetErrorString(s.res),
          s.returnedAt - abortAt, abortDone - abortAt);
   free(buf);
-  CHECK_EQ_INT(count_entries("/proc/self/fd"), fds0);
-  CHECK_EQ_INT(count_entries("/proc/self/task"), threads0);
+  CHECK_EQ_INT(proc_count_fds(), fds0);
+  CHECK_EQ_INT(proc_count_threads(), threads0);
   CHECK_EQ_INT(shm_mappings(), 0);
   return 0;
 }

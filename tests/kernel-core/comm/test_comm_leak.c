@@ -4,26 +4,16 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "nccl.h"
+#include "proc_count.h"
 #include "ranks.h"
 
-static int count_entries(const char* path) {
-  DIR* d = opendir(path);
-  CHECK(d);
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d));)
-    if (e->d_name[0] != '.') n++;
-  closedir(d);
-  return n;
-}
-
-static int fds(void) { return count_entries("/proc/self/fd"); }
-static int threads(void) { return count_entries("/proc/self/task"); }
+static int fds(void) { return proc_count_fds(); }
+static int threads(void) { return proc_count_threads(); }
 
 static void one_rank(void) {
   ncclUniqueId id;

@@ -3,7 +3,6 @@
 #endif
 #include "ns_harness.h"
 
-#include <dirent.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,17 +86,5 @@ long ns_verify(const void* buf, size_t size, uint32_t seed) {
   return -1;
 }
 
-static int ns_count_dir(const char* path) {
-  DIR* d = opendir(path);
-  CHECK(d != NULL);
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d)) != NULL;)
-    if (e->d_name[0] != '.') n++;
-  closedir(d);
-  return n - (strcmp(path, "/proc/self/fd") == 0); /* opendir's own fd */
-}
-
-int ns_count_fds(void) { return ns_count_dir("/proc/self/fd"); }
-int ns_count_threads(void) { return ns_count_dir("/proc/self/task"); }
 
 void ns_watchdog(unsigned sec) { alarm(sec); }

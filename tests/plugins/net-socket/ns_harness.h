@@ -30,8 +30,6 @@ void ns_fill(void* buf, size_t size, uint32_t seed);
 /* Index of the first wrong byte, or -1. */
 long ns_verify(const void* buf, size_t size, uint32_t seed);
 
-int ns_count_fds(void);
-int ns_count_threads(void);
 
 /* Kills the process if the test runs past sec: a hang fails, never blocks CI. */
 void ns_watchdog(unsigned sec);

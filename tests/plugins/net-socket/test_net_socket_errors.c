@@ -21,6 +21,7 @@
 #include "net_socket_handle.h"
 #include "net_socket_wire.h"
 #include "ns_harness.h"
+#include "proc_count.h"
 
 #define NS_VERSION 11
 #define NS_BIG (64u << 20)
@@ -210,8 +211,8 @@ static void test_kill(int victimSends) {
 
 /* Thread exit is seen in /proc a moment after pthread_join returns. */
 static void wait_threads(int want) {
-  for (int i = 0; i < 2000 && ns_count_threads() != want; i++) usleep(1000);
-  CHECK_EQ_INT(ns_count_threads(), want);
+  for (int i = 0; i < 2000 && proc_count_threads() != want; i++) usleep(1000);
+  CHECK_EQ_INT(proc_count_threads(), want);
 }
 
 static void test_close(void) {
@@ -225,7 +226,7 @@ static void test_close(void) {
   CHECK_EQ_INT(net_any_close_send(&n, sc), ncclSuccess);
   CHECK_EQ_INT(net_any_close_recv(&n, rc), ncclSuccess);
   usleep(100000);
-  int fds = ns_count_fds(), threads = ns_count_threads();
+  int fds = proc_count_fds(), threads = proc_count_threads();
   char handle[NCCL_NET_HANDLE_MAXSIZE], h2[NCCL_NET_HANDLE_MAXSIZE];
   char* big = malloc(NS_BIG);
   CHECK(big != NULL);
@@ -235,7 +236,7 @@ static void test_close(void) {
   /* A listener nobody connected to. */
   CHECK_EQ_INT(net_any_listen(&n, 0, handle, &lc), ncclSuccess);
   CHECK_EQ_INT(net_any_close_listen(&n, lc), ncclSuccess);
-  CHECK_EQ_INT(ns_count_fds(), fds);
+  CHECK_EQ_INT(proc_count_fds(), fds);
 
   /* A listener with a connection it never accepted, and one half-said hello. */
   CHECK_EQ_INT(net_any_listen(&n, 0, handle, &lc), ncclSuccess);
@@ -249,7 +250,7 @@ static void test_close(void) {
   CHECK_EQ_INT(net_any_close_listen(&n, lc), ncclSuccess);
   CHECK_EQ_INT(net_any_close_send(&n, sc), ncclSuccess);
   close(raw);
-  CHECK_EQ_INT(ns_count_fds(), fds);
+  CHECK_EQ_INT(proc_count_fds(), fds);
   wait_threads(threads);
 
   /* Both ends with requests in flight: a 64 MB send no one receives, a
@@ -264,7 +265,7 @@ static void test_close(void) {
   CHECK_EQ_INT(net_any_irecv(&n, rc, 1, &sp, &srm, &otherTag, NULL, &rreq), ncclSuccess);
   CHECK_EQ_INT(net_any_close_send(&n, sc), ncclSuccess);
   CHECK_EQ_INT(net_any_close_recv(&n, rc), ncclSuccess);
-  CHECK_EQ_INT(ns_count_fds(), fds);
+  CHECK_EQ_INT(proc_count_fds(), fds);
   wait_threads(threads);
 
   /* The receiver closes mid-transfer: two 64 MB messages, it takes the first
@@ -288,7 +289,7 @@ static void test_close(void) {
   ncclResult_t res = ns_wait(&n, req, NULL);
   CHECK_MSG(res == ncclRemoteError || res == ncclSystemError, "test returned %d", (int)res);
   CHECK_EQ_INT(net_any_close_send(&n, sc), ncclSuccess);
-  CHECK_EQ_INT(ns_count_fds(), fds);
+  CHECK_EQ_INT(proc_count_fds(), fds);
   wait_threads(threads);
   free(rbuf);
   free(big);
