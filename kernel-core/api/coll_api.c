@@ -177,3 +177,15 @@ MK_API(ncclResult_t, Scatter, const void* sendbuff, void* recvbuff, size_t count
 
 MK_API(ncclResult_t, GroupStart, void) { return plan_group_start(); }
 MK_API(ncclResult_t, GroupEnd, void) { return plan_group_end(); }
+
+/* Like ncclGroupEnd, but the group's operations are only costed, not run. */
+MK_API(ncclResult_t, GroupSimulateEnd, ncclSimInfo_t* simInfo) {
+  ncclSimInfo_t want = NCCL_SIM_INFO_INITIALIZER;
+  if (!simInfo) return MK_FAIL(ncclInvalidArgument, "ncclGroupSimulateEnd: simInfo is NULL");
+  if (simInfo->magic != want.magic || simInfo->size < sizeof(ncclSimInfo_t))
+    return MK_FAIL(ncclInvalidArgument, "ncclGroupSimulateEnd: simInfo was not set up with NCCL_SIM_INFO_INITIALIZER");
+  float us = 0;
+  MK_CHECK(plan_group_simulate_end(&us));
+  simInfo->estimatedTime = us;
+  return ncclSuccess;
+}

@@ -9,7 +9,6 @@
   MK_API(ncclResult_t, name, __VA_ARGS__) { return api_not_implemented("nccl" #name, what); }
 
 #define COMM_WORK "communicators: bootstrap and init"
-#define DATA_WORK "the data path"
 #define GPU_WORK "GPU memory and registration"
 
 MK_STUB(CommRevoke, COMM_WORK, ncclComm_t comm, int revokeFlags)
@@ -18,4 +17,3 @@ MK_STUB(CommShrink, COMM_WORK, ncclComm_t comm, int* excludeRanksList, int exclu
 MK_STUB(CommWindowRegister, GPU_WORK, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
         int winFlags)
 MK_STUB(CommWindowDeregister, GPU_WORK, ncclComm_t comm, ncclWindow_t win)
-MK_STUB(GroupSimulateEnd, DATA_WORK, ncclSimInfo_t* simInfo)

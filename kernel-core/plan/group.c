@@ -156,6 +156,29 @@ static ncclResult_t plan_group_run(void) {
   return res;
 }
 
+ncclResult_t plan_group_simulate_end(float* estimatedUs) {
+  if (group_depth != 1)
+    return MK_FAIL(ncclInvalidUsage, "ncclGroupSimulateEnd: %s",
+                   group_depth == 0 ? "no group is open" : "it closes the outermost group only");
+  group_depth = 0;
+  ncclResult_t res = group_error;
+  struct ncclComm* comm = group_comms;
+  group_comms = NULL;
+  group_error = ncclSuccess;
+  float most = 0;
+  for (struct ncclComm* c = comm; c; c = c->groupNext) {
+    float us = 0;
+    ncclResult_t r = res == ncclSuccess ? plan_simulate(c, &c->tasks, &us) : ncclSuccess;
+    if (r != ncclSuccess) res = r;
+    if (us > most) most = us;
+    c->inGroup = 0;
+    plan_profile_group_api_stop(c);
+    plan_tasks_free(&c->tasks);
+  }
+  if (res == ncclSuccess) *estimatedUs = most;
+  return res;
+}
+
 ncclResult_t plan_group_end(void) {
   if (group_depth == 0) return MK_FAIL(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
   if (--group_depth > 0) return ncclSuccess;

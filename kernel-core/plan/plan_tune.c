@@ -63,6 +63,7 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int num
   if (out->nChannels < 1) out->nChannels = 1;
   if (out->nChannels > comm->dp.nChannels) out->nChannels = comm->dp.nChannels;
   out->chunkBytes = plan_chunk_clamp(c.chunkSize, chunkBytesMax, host_type_size(t->type));
+  out->predictedUs = c.predictedUs;
   return ncclSuccess;
 }
 

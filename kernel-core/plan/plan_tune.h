@@ -17,6 +17,7 @@ typedef struct {
   int proto;          /* NCCL_PROTO_* (== MK_PROTO_*) */
   int nChannels;      /* in [1, the communicator's channels] */
   int64_t chunkBytes; /* in [one aligned element group, chunkBytesMax], a multiple of it */
+  float predictedUs;  /* the model's time for the choice, -1 if it has none */
 } plan_choice_t;
 
 /* Asks comm's tuning context (the model, NCCL_ALGO/NCCL_PROTO, the tuner

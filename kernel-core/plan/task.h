@@ -41,6 +41,12 @@ ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task);
  * single call outside any bracket. */
 ncclResult_t plan_group_start(void);
 ncclResult_t plan_group_end(void);
+/* ncclGroupSimulateEnd: closes the outermost group without running it;
+ * *estimatedUs: the slowest communicator's predicted time (plan_simulate). */
+ncclResult_t plan_group_simulate_end(float* estimatedUs);
+/* The cost model's time for comm's queued collectives, run one after the
+ * other (point-to-point has no model: 0). */
+ncclResult_t plan_simulate(struct ncclComm* comm, const plan_task_list_t* tasks, float* us);
 int plan_group_depth(void);
 
 /* Plan and run everything queued on comm: host collectives complete here,
