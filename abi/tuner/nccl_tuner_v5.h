@@ -20,6 +20,18 @@ typedef struct {
 #define NCCL_NUM_COMPCAPS_V5 4
 #define NCCL_NUM_TUNING_SCALES_V5 3
 
+/* The names NCCL's tuner sources index the constants with. */
+#define NCCL_NUM_HW_LINKS NCCL_NUM_HW_LINKS_V5
+#define NCCL_VOLTA_COMPCAP_IDX 0
+#define NCCL_AMPERE_COMPCAP_IDX 1
+#define NCCL_HOPPER_COMPCAP_IDX 2
+#define NCCL_BLACKWELL_COMPCAP_IDX 3
+#define NCCL_NUM_COMPCAPS NCCL_NUM_COMPCAPS_V5
+#define NCCL_TUNING_SCALE_1NODE 0
+#define NCCL_TUNING_SCALE_2NODES 1
+#define NCCL_TUNING_SCALE_4NODES 2
+#define NCCL_NUM_TUNING_SCALES NCCL_NUM_TUNING_SCALES_V5
+
 typedef struct {
   double baseLatencies[NCCL_NUM_ALGORITHMS_V5][NCCL_NUM_PROTOCOLS_V5];                     /* us */
   double hwLatencies[NCCL_NUM_HW_LINKS_V5][NCCL_NUM_ALGORITHMS_V5][NCCL_NUM_PROTOCOLS_V5]; /* us per hop */

@@ -18,6 +18,11 @@ static void test_tuner(void) {
   OFF(ncclTuner_v6_t, getChunkSize, 32);
   SIZE(ncclNvlDomainInfo_v5_t, 12);
   OFF(ncclTunerConstants_v5_t, hwLatencies, 168);
+  /* NCCL's index names for the constants' tables (tuner sources use them). */
+  CHECK_EQ_INT(NCCL_HOPPER_COMPCAP_IDX, 2);
+  CHECK_EQ_INT(NCCL_BLACKWELL_COMPCAP_IDX, 3);
+  CHECK_EQ_INT(NCCL_TUNING_SCALE_4NODES, 2);
+  CHECK_EQ_INT(NCCL_NUM_COMPCAPS * NCCL_NUM_TUNING_SCALES * NCCL_NUM_HW_LINKS, 36);
   OFF(ncclTunerConstants_v5_t, llMaxBws, 672);
   OFF(ncclTunerConstants_v5_t, perChMaxRingLL128Bws, 768);
   OFF(ncclTunerConstants_v5_t, perChMaxTreeLL128Bws, 864);
