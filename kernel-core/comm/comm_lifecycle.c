@@ -52,15 +52,29 @@ ncclResult_t comm_alloc(int nRanks, int rank, const bootstrap_handle_t* handles,
   return ncclSuccess;
 }
 
+/* Destroyed communicators are kept, poisoned, for the next COMM_QUARANTINE
+ * destructions before their memory is freed: a call with a stale pointer
+ * then reads the poison (comm_check: "destroyed") instead of whatever a
+ * later allocation put there, or another live communicator. */
+#define COMM_QUARANTINE 64
+static struct ncclComm* comm_quarantine[COMM_QUARANTINE];
+static unsigned comm_quarantine_next;
+static pthread_mutex_t comm_quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void comm_free(struct ncclComm* comm) {
   if (!comm) return;
   pthread_mutex_destroy(&comm->lock);
   free(comm->handles);
+  comm->handles = NULL;
   free(comm->abortFlagAlloc);
-  /* Poisoned, so a later call with this pointer is likely caught by comm_check. */
+  comm->abortFlagAlloc = NULL;
   comm->startMagic = comm->endMagic = COMM_MAGIC_DEAD;
   comm->state = COMM_STATE_DESTROYED;
-  free(comm);
+  pthread_mutex_lock(&comm_quarantine_lock);
+  struct ncclComm* oldest = comm_quarantine[comm_quarantine_next % COMM_QUARANTINE];
+  comm_quarantine[comm_quarantine_next++ % COMM_QUARANTINE] = comm;
+  pthread_mutex_unlock(&comm_quarantine_lock);
+  free(oldest);
 }
 
 /* The stages; the outcome lands in state and asyncResult. A failed init
