@@ -66,8 +66,7 @@ static void bootstrap_conn_accept(bootstrap_state_t* st) {
   }
 }
 
-/* One round: poll the listener and the pending connections for up to pollMs. */
-static void bootstrap_conn_progress(bootstrap_state_t* st, int pollMs) {
+void bootstrap_conn_poll(bootstrap_state_t* st, int pollMs) {
   int64_t now = sock_time_ns();
   for (int i = st->nPending - 1; i >= 0; i--)
     if (now >= st->pending[i].deadline) bootstrap_conn_drop(st, i, "no hello within the handshake timeout");
@@ -96,7 +95,7 @@ ncclResult_t bootstrap_conn_wait(bootstrap_state_t* st, int* slot, int64_t deadl
     if (left <= 0)
       return MK_FAIL(ncclRemoteError, "bootstrap: rank %d: %s: timed out after %lld s (MKCCL_BOOTSTRAP_TIMEOUT)",
                      st->rank, what, (long long)(st->timeoutMs / 1000));
-    bootstrap_conn_progress(st, left < 10 ? (int)left : 10);
+    bootstrap_conn_poll(st, left < 10 ? (int)left : 10);
   }
   return ncclSuccess;
 }

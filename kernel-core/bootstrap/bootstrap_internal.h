@@ -99,6 +99,10 @@ int64_t bootstrap_deadline(const bootstrap_state_t* state);
 /* Accepts and identifies incoming connections until *slot >= 0 (a slot of
  * the state set by a RING or P2P hello), dropping strays. recvLock held. */
 ncclResult_t bootstrap_conn_wait(bootstrap_state_t* state, int* slot, int64_t deadline, const char* what);
+/* One round of bootstrap_conn_wait: polls the listener and the pending
+ * connections for up to pollMs, accepts, reads hellos, files or drops
+ * (fuzz_bootstrap_peer drives the listener with it). recvLock held. */
+void bootstrap_conn_poll(bootstrap_state_t* state, int pollMs);
 /* Opens this rank's P2P connection to peer (hello included). */
 ncclResult_t bootstrap_connect_p2p(bootstrap_state_t* state, int peer, int64_t deadline, int* fd);
 /* Closes the pending connections. */

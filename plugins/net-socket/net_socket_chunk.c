@@ -9,7 +9,9 @@ size_t net_socket_chunk_size(size_t size, int nSocks, size_t minChunk) {
 
 int net_socket_chunk_count(size_t size, size_t chunkSize) {
   if (size == 0 || chunkSize == 0) return 0;
-  return (int)((size + chunkSize - 1) / chunkSize);
+  /* Not (size + chunkSize - 1) / chunkSize: a chunk size from the wire near
+   * SIZE_MAX wrapped that to 0 chunks (fuzz_net_socket). */
+  return (int)(size / chunkSize + (size % chunkSize != 0));
 }
 
 void net_socket_chunk_get(size_t size, size_t chunkSize, int i, size_t* offset, size_t* length) {

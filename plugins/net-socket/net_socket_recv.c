@@ -67,11 +67,14 @@ static int net_socket_rx_read(net_socket_comm_t* comm, void* dst, size_t len, si
   }
 }
 
-/* A complete header: is it one we could have sent? */
+/* A complete header: is it one we could have sent? A chunked message of
+ * n > 0 bytes has at least one chunk: with none it would complete with no
+ * data moved (found by fuzz_net_socket). */
 static ncclResult_t net_socket_rx_check(net_socket_comm_t* comm, const net_socket_hdr_t* h) {
   int isInline = (h->flags & NET_SOCKET_HDR_INLINE) != 0;
   if (h->check != NET_SOCKET_HDR_CHECK || h->size > INT_MAX ||
-      (!isInline && (comm->nSocks == 0 || net_socket_chunk_count(h->size, h->chunkSize) > comm->nSocks))) {
+      (!isInline && (comm->nSocks == 0 || (h->size && h->chunkSize == 0) ||
+                     net_socket_chunk_count(h->size, h->chunkSize) > comm->nSocks))) {
     NS_WARN("control socket: malformed message header (check %x, size %llu, chunk %llu)", h->check,
             (unsigned long long)h->size, (unsigned long long)h->chunkSize);
     return net_socket_comm_fail(comm, ncclRemoteError);
