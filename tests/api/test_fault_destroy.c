@@ -12,7 +12,7 @@
  * ncclCommDestroy, or ncclCommDestroy alone.
  *
  *   test_fault_destroy kill|stuck   (sets NCCL_SHM_DISABLE, MKCCL_TIMEOUT,
- *                                    NCCL_BUFFSIZE itself) */
+ *                                    NCCL_BUFFSIZE and the socket counts) */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -31,9 +31,14 @@
 
 #define TIMEOUT_S 2 /* MKCCL_TIMEOUT for this test */
 #define SLACK_S 4   /* teardown and scheduling on a loaded 2-core machine */
-#define BUFFSIZE (32 << 20)
+/* The sends must fit the connection buffer but not what the sockets can
+ * hold (one socket here; on Linux up to tcp_wmem + tcp_rmem maxima, 4 + 32
+ * MiB on the test machine): else they complete into the kernel. */
+#define BUFFSIZE (128 << 20)
 #define NSENDS 3
-#define SEND_FLOATS ((size_t)2 << 20) /* 8 MiB each, 24 MiB in all: fits BUFFSIZE */
+/* p2p chunks are one step (BUFFSIZE / 8 = 16 MiB) and each send starts at a
+ * step: 3 x 2 steps of the 8, so the executor never waits for one back. */
+#define SEND_FLOATS ((size_t)8 << 20) /* 32 MiB each, 96 MiB in all */
 
 typedef struct {
   ncclUniqueId id;
@@ -128,6 +133,8 @@ int main(int argc, char** argv) {
   snprintf(v, sizeof(v), "%d", BUFFSIZE);
   setenv("NCCL_BUFFSIZE", v, 1);
   setenv("NCCL_SHM_DISABLE", "1", 1);
+  setenv("NCCL_SOCKET_NTHREADS", "1", 1);
+  setenv("NCCL_NSOCKS_PERTHREAD", "1", 1);
   for (int finalize = 1; finalize >= 0; finalize--) {
     round_t* r = ranks_shared_alloc(sizeof(round_t));
     CHECK(r);
