@@ -1,5 +1,4 @@
 /* Bringing a communicator's data path up and down. */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +69,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   MK_CHECK_GOTO(proxy_client_attach(&dp->proxy, comm->abortFlag, comm->rank), res, fail_transports);
   dp->proxyAttached = 1;
   dp->proxy.profile = &comm->profile;
+  dp->proxy.timeoutSec = param_int("MKCCL_TIMEOUT"); /* bounds the flush of finalize and destroy */
   MK_CHECK_GOTO(channel_setup(comm, dp_channel_count(comm)), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
   dp_read_plan_params(comm);
@@ -137,13 +137,14 @@ void dp_fini(struct ncclComm* comm) {
 /* ---- the communicator stage -------------------------------------------------------------------- */
 ncclResult_t comm_dp_stage_init(struct ncclComm* comm) { return dp_init(comm); }
 
-/* Flush: every op posted to the proxy is done (or dropped by an abort). */
+/* Flush: every op posted to the proxy is done, or dropped (an abort, or no
+ * progress for MKCCL_TIMEOUT: proxy_client_flush decides and warns). An
+ * error becomes the communicator's async error and the caller's result. */
 ncclResult_t comm_dp_stage_finalize(struct ncclComm* comm) {
-  while (comm->dp.proxyAttached && !proxy_client_drained(&comm->dp.proxy)) {
-    if (__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE)) break;
-    sched_yield();
-  }
-  return proxy_client_error(&comm->dp.proxy);
+  if (!comm->dp.proxyAttached) return ncclSuccess;
+  ncclResult_t res = proxy_client_flush(&comm->dp.proxy, "flush of ncclCommFinalize/ncclCommDestroy");
+  if (res != ncclSuccess) comm_async_error_set(comm, res);
+  return res;
 }
 
 void comm_dp_stage_destroy(struct ncclComm* comm) { dp_fini(comm); }

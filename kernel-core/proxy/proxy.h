@@ -21,6 +21,8 @@ typedef struct proxy_client {
   _Atomic int error;              /* first error (ncclResult_t), 0 if none */
   _Atomic uint64_t opsPosted;
   _Atomic uint64_t opsDone;
+  _Atomic uint64_t progress;      /* bumped whenever one of its ops moves (flush's "no progress" test) */
+  int64_t timeoutSec;             /* flush/detach give up after this long without progress; 0: never */
   int rank;
   struct profile_comm* profile;   /* ProxyCtrl events of the ops it appends (set after attach; may be NULL) */
 } proxy_client_t;
@@ -37,9 +39,19 @@ typedef struct proxy_op {
 } proxy_op_t;
 
 /* The first attach starts the thread; the last detach stops it. Detach
- * waits (bounded by the abort flag) until the client's ops are gone. */
+ * flushes first (proxy_client_flush): it never returns while the thread may
+ * still touch one of the client's ops. */
 ncclResult_t proxy_client_attach(proxy_client_t* client, volatile uint32_t* abortFlag, int rank);
 void proxy_client_detach(proxy_client_t* client);
+
+/* Wait until every op the client posted is done or dropped. Ops of an
+ * aborted client are dropped by the loop. When none of them moves for
+ * client->timeoutSec seconds (MKCCL_TIMEOUT; 0: wait forever), the flush
+ * decides the peer is dead or stuck: it logs a WARN, records ncclRemoteError
+ * as the client's error and raises its abort flag, so the loop drops the
+ * rest; it still returns only once they are gone. Returns the client's
+ * error (ncclSuccess if none). `what` names the caller in the WARN. */
+ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what);
 
 /* An op with zeroed args, ready to fill. */
 ncclResult_t proxy_op_alloc(proxy_op_t** op);

@@ -97,7 +97,10 @@ int proxy_loop_round(proxy_loop_t* loop, int* idleOut) {
         proxy_loop_fail(c, res);
         drop = 1;
       } else {
-        if (!op->args.idle) idle = 0;
+        if (!op->args.idle) {
+          idle = 0;
+          if (c) atomic_fetch_add_explicit(&c->progress, 1, memory_order_relaxed);
+        }
         drop = op->args.state == MKCCL_PROXY_OP_DONE;
       }
     }

@@ -152,9 +152,45 @@ int proxy_client_drained(proxy_client_t* client) {
 
 ncclResult_t proxy_client_error(proxy_client_t* client) { return (ncclResult_t)atomic_load(&client->error); }
 
+static int64_t proxy_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what) {
+  uint64_t seen = atomic_load_explicit(&client->progress, memory_order_relaxed) +
+                  atomic_load_explicit(&client->opsDone, memory_order_acquire);
+  int64_t lastMove = proxy_now_ns();
+  int gaveUp = 0;
+  while (!proxy_client_drained(client)) {
+    if (!gaveUp && client->timeoutSec > 0) {
+      uint64_t now = atomic_load_explicit(&client->progress, memory_order_relaxed) +
+                     atomic_load_explicit(&client->opsDone, memory_order_acquire);
+      int64_t t = proxy_now_ns();
+      if (now != seen) {
+        seen = now;
+        lastMove = t;
+      } else if (t - lastMove >= client->timeoutSec * 1000000000LL) {
+        uint64_t left = atomic_load(&client->opsPosted) - atomic_load(&client->opsDone);
+        MK_WARN("proxy: rank %d: %s: %llu queued op(s) made no progress for %lld s (MKCCL_TIMEOUT): a peer died "
+                "or stopped; dropping them, the communicator is aborted",
+                client->rank, what, (unsigned long long)left, (long long)client->timeoutSec);
+        int expected = 0;
+        atomic_compare_exchange_strong(&client->error, &expected, (int)ncclRemoteError);
+        if (client->abortFlag) __atomic_store_n(client->abortFlag, 1, __ATOMIC_RELEASE);
+        gaveUp = 1; /* the loop drops them at its next round */
+      }
+    }
+    usleep(100);
+  }
+  return proxy_client_error(client);
+}
+
 void proxy_client_detach(proxy_client_t* client) {
-  /* Ops of an aborted client are dropped by the loop; others finish. */
-  while (!proxy_client_drained(client)) usleep(100);
+  /* Ops of an aborted client are dropped by the loop; others finish, or are
+   * dropped after MKCCL_TIMEOUT without progress. */
+  (void)proxy_client_flush(client, "detach");
   pthread_mutex_lock(&proxy.lifecycle);
   if (--proxy.nClients == 0) {
     pthread_mutex_lock(&proxy.lock);
