@@ -87,23 +87,13 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int n
   size_t ts = host_type_size(t->type);
   int N = comm->nRanks;
   size_t totalBytes = t->count * ts * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)N);
-  /* The tuner chooses within the ring's chunk; the chosen algorithm's own
-   * shape may hold less (a tree chunk is one step). */
-  int chunkSteps, sliceSteps;
-  mk_coll_shape(t->coll, MK_ALGO_RING, &chunkSteps, &sliceSteps);
-  int stepSize = comm->dp.buffSize / MKCCL_STEPS;
   plan_choice_t choice;
-  MK_CHECK(plan_tune_coll(comm, t, numPipeOps, (int64_t)chunkSteps * stepSize, plan_channels(comm, totalBytes),
-                          &choice));
+  MK_CHECK(plan_tune_coll(comm, t, numPipeOps, plan_channels(comm, totalBytes), &choice));
   int algo = choice.algo;
   if (algo == MK_ALGO_TREE) MK_CHECK(channel_connect_trees(comm));
+  int chunkSteps, sliceSteps;
   mk_coll_shape(t->coll, algo, &chunkSteps, &sliceSteps);
-  int64_t chunkBytes = choice.chunkBytes;
-  if (chunkBytes > (int64_t)chunkSteps * stepSize) {
-    int64_t unit = mk_elem_align((int)ts) * (int64_t)ts;
-    chunkBytes = (int64_t)chunkSteps * stepSize / unit * unit;
-  }
-  int64_t chunkElems = chunkBytes / (int64_t)ts;
+  int64_t chunkElems = choice.chunkBytes / (int64_t)ts;
   int blocks = t->coll == MK_COLL_ALLREDUCE && algo == MK_ALGO_RING ? N : 1;
   memset(w, 0, sizeof(*w));
   w->coll = (uint8_t)t->coll;
@@ -116,7 +106,7 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int n
   w->count = t->count;
   w->sendbuff = t->sendbuff;
   w->recvbuff = t->recvbuff;
-  w->chunkSize = (int32_t)(chunkElems * (int64_t)ts);
+  w->chunkSize = (int32_t)choice.chunkBytes;
   w->opCount = comm->dp.opCount++;
   w->channelLo = 0;
   w->nChannels = (uint8_t)choice.nChannels;

@@ -3,7 +3,6 @@
  * nothing is planned for real, nothing moves. */
 #include "base/err.h"
 #include "comm/comm.h"
-#include "device/common/shape.h"
 #include "device/common/work.h"
 #include "plan/plan_tune.h"
 #include "plan/task.h"
@@ -13,11 +12,8 @@ ncclResult_t plan_simulate(struct ncclComm* comm, const plan_task_list_t* tasks,
   float total = 0;
   for (const plan_task_t* t = tasks->head; t; t = t->next) {
     if (t->kind != TASK_COLL || t->count == 0 || comm->nRanks == 1) continue;
-    int chunkSteps, sliceSteps;
-    mk_coll_shape(t->coll, MK_ALGO_RING, &chunkSteps, &sliceSteps);
     plan_choice_t c;
-    MK_CHECK(plan_tune_coll(comm, t, nColl, (int64_t)chunkSteps * (comm->dp.buffSize / MKCCL_STEPS),
-                            comm->dp.nChannels, &c));
+    MK_CHECK(plan_tune_coll(comm, t, nColl, comm->dp.nChannels, &c));
     if (c.predictedUs > 0) total += c.predictedUs;
   }
   *us = total;

@@ -38,14 +38,23 @@ static int64_t plan_chunk_clamp(size_t want, int64_t max, size_t typeSize) {
   return c < unit ? unit : c;
 }
 
+/* What a chunk of `algo` holds: its steps of the connection buffer. */
+static int64_t plan_chunk_max(const struct ncclComm* comm, int coll, int algo) {
+  int chunkSteps, sliceSteps;
+  mk_coll_shape(coll, algo, &chunkSteps, &sliceSteps);
+  return (int64_t)chunkSteps * (comm->dp.buffSize / MKCCL_STEPS);
+}
+
+/* The tuner is offered the ring's chunk (the planner's default); the answer
+ * is then held to what the chosen algorithm's chunk holds. */
 static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t bytes, int numPipeOps,
-                                     size_t chunkBytesMax, tune_choice_t* c) {
+                                     tune_choice_t* c) {
   int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
   plan_tune_supported(comm, coll, supported);
   int func = tune_func_of_mk_coll(coll);
   if (func < 0) return MK_FAIL(ncclInternalError, "plan: collective %d has no tuner function", coll);
-  tune_request_t req = {func, bytes, comm->dp.nChannels, numPipeOps, 0, chunkBytesMax,
-                        (const int(*)[NCCL_NUM_PROTOCOLS])supported};
+  tune_request_t req = {func, bytes, comm->dp.nChannels, numPipeOps, 0,
+                        (size_t)plan_chunk_max(comm, coll, MK_ALGO_RING), (const int(*)[NCCL_NUM_PROTOCOLS])supported};
   MK_CHECK(tune_decide_request(comm->tune, &req, c));
   MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo %s proto %s, predicted %.1f us (rank %d, opCount %llu)",
           tune_func_name(func), bytes, tune_algo_name(c->algo), tune_proto_name(c->proto), (double)c->predictedUs,
@@ -53,25 +62,23 @@ static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t byt
   return ncclSuccess;
 }
 
-ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int64_t chunkBytesMax,
-                            int defaultChannels, plan_choice_t* out) {
+ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
+                            plan_choice_t* out) {
   tune_choice_t c;
-  MK_CHECK(plan_tune_decide(comm, t->coll, plan_tune_bytes(comm, t), numPipeOps, (size_t)chunkBytesMax, &c));
+  MK_CHECK(plan_tune_decide(comm, t->coll, plan_tune_bytes(comm, t), numPipeOps, &c));
   out->algo = c.algo;
   out->proto = c.proto;
   out->nChannels = tune_ctx_tuner(comm->tune) ? c.nChannels : defaultChannels;
   if (out->nChannels < 1) out->nChannels = 1;
   if (out->nChannels > comm->dp.nChannels) out->nChannels = comm->dp.nChannels;
-  out->chunkBytes = plan_chunk_clamp(c.chunkSize, chunkBytesMax, host_type_size(t->type));
+  out->chunkBytes = plan_chunk_clamp(c.chunkSize, plan_chunk_max(comm, t->coll, c.algo), host_type_size(t->type));
   out->predictedUs = c.predictedUs;
   return ncclSuccess;
 }
 
 ncclResult_t plan_tune_pick(struct ncclComm* comm, int coll, size_t bytes, int* algo, int* proto) {
-  int chunkSteps, sliceSteps;
-  mk_coll_shape(coll, MK_ALGO_RING, &chunkSteps, &sliceSteps);
   tune_choice_t c;
-  MK_CHECK(plan_tune_decide(comm, coll, bytes, 1, (size_t)chunkSteps * (size_t)(comm->dp.buffSize / MKCCL_STEPS), &c));
+  MK_CHECK(plan_tune_decide(comm, coll, bytes, 1, &c));
   *algo = c.algo;
   *proto = c.proto;
   return ncclSuccess;

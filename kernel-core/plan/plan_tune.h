@@ -16,17 +16,18 @@ typedef struct {
   int algo;           /* NCCL_ALGO_* (== MK_ALGO_*) */
   int proto;          /* NCCL_PROTO_* (== MK_PROTO_*) */
   int nChannels;      /* in [1, the communicator's channels] */
-  int64_t chunkBytes; /* in [one aligned element group, chunkBytesMax], a multiple of it */
+  int64_t chunkBytes; /* in [one aligned element group, what the algorithm's chunk holds], a multiple of it */
   float predictedUs;  /* the model's time for the choice, -1 if it has none */
 } plan_choice_t;
 
 /* Asks comm's tuning context (the model, NCCL_ALGO/NCCL_PROTO, the tuner
  * plugin) about collective t. numPipeOps: collectives in the same launch.
- * chunkBytesMax: what a chunk's steps hold (the planner's default). Without
- * a tuner plugin the channel count stays the planner's own (defaultChannels).
- * The choice is logged at INFO (TUNING). */
-ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int64_t chunkBytesMax,
-                            int defaultChannels, plan_choice_t* out);
+ * The tuner is offered the ring's chunk (what its steps hold); the chunk
+ * returned fits the chosen algorithm's. Without a tuner plugin the channel
+ * count stays the planner's own (defaultChannels). The choice is logged at
+ * INFO (TUNING). */
+ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
+                            plan_choice_t* out);
 
 /* Only the algorithm and protocol for collective `coll` (MK_COLL_*) of
  * `bytes` (NCCL's nBytes), as plan_tune_coll would pick them: for tests
