@@ -82,6 +82,14 @@ static void plan_tasks_free(plan_task_list_t* l) {
   memset(l, 0, sizeof(*l));
 }
 
+/* The group is done with comm: its tasks are dropped and its GroupApi
+ * profiler event ends. */
+static void group_comm_leave(struct ncclComm* c) {
+  c->inGroup = 0;
+  plan_profile_group_api_stop(c);
+  plan_tasks_free(&c->tasks);
+}
+
 /* Runs every queued communicator. Host collectives complete here. */
 typedef struct {
   struct ncclComm* comm;
@@ -97,10 +105,8 @@ static void* plan_group_job(void* arg) {
   struct ncclComm* c = j->comm;
   j->ran = 1;
   j->res = plan_launch(c, &c->tasks);
-  c->inGroup = 0;
-  plan_profile_group_api_stop(c);
   if (j->res != ncclSuccess) comm_async_error_set(c, j->res);
-  plan_tasks_free(&c->tasks);
+  group_comm_leave(c);
   __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* the last touch: an abort may free it now */
   return NULL;
 }
@@ -123,8 +129,7 @@ static ncclResult_t plan_group_run(void) {
   if (n && !jobs) {
     if (res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
     for (struct ncclComm* c = comm; c; c = c->groupNext) {
-      c->inGroup = 0;
-      plan_tasks_free(&c->tasks);
+      group_comm_leave(c);
       __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL);
     }
   }
@@ -145,9 +150,7 @@ static ncclResult_t plan_group_run(void) {
   for (int i = 0; i < n && jobs; i++) {
     struct ncclComm* c = jobs[i].comm;
     if (!jobs[i].ran) { /* an earlier error: dropped unrun */
-      c->inGroup = 0;
-      plan_profile_group_api_stop(c);
-      plan_tasks_free(&c->tasks);
+      group_comm_leave(c);
       __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL);
     }
     if (jobs[i].res != ncclSuccess && res == ncclSuccess) res = jobs[i].res;
@@ -171,9 +174,7 @@ ncclResult_t plan_group_simulate_end(float* estimatedUs) {
     ncclResult_t r = res == ncclSuccess ? plan_simulate(c, &c->tasks, &us) : ncclSuccess;
     if (r != ncclSuccess) res = r;
     if (us > most) most = us;
-    c->inGroup = 0;
-    plan_profile_group_api_stop(c);
-    plan_tasks_free(&c->tasks);
+    group_comm_leave(c);
   }
   if (res == ncclSuccess) *estimatedUs = most;
   return res;
