@@ -1,14 +1,23 @@
 /* Whether a communicator can take new work, and remembering work that failed. */
 #include "base/err.h"
 #include "comm/comm.h"
+#include "proxy/proxy.h"
 
 ncclResult_t comm_check_usable(struct ncclComm* comm, const char* fn) {
   MK_CHECK(comm_ensure_ready(comm, fn));
   ncclResult_t async = __atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE);
   if (async != ncclSuccess)
     return MK_FAIL(async, "%s: comm %p had an error earlier (%s); abort it", fn, (void*)comm, ncclGetErrorString(async));
-  if (__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE))
+  if (__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE)) {
+    /* The proxy saw a peer fail and raised the flag between two calls: that
+     * failure is the answer (and the comm's async error), not a user abort. */
+    ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
+    if (proxyRes != ncclSuccess) {
+      comm_async_error_set(comm, proxyRes);
+      return MK_FAIL(proxyRes, "%s: comm %p: a network peer failed (proxy error); abort it", fn, (void*)comm);
+    }
     return MK_FAIL(ncclInvalidUsage, "%s: comm %p is being aborted", fn, (void*)comm);
+  }
   return ncclSuccess;
 }
 
