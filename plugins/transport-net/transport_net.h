@@ -30,6 +30,7 @@ typedef struct {
   int peer, isSend, netDev;
   void* listenComm; /* recv side, until accepted */
   void* netComm;
+  int needConsumed; /* the plugin asked for irecvConsumed on this comm */
   int refs;
 } transport_net_shared_t;
 

@@ -231,6 +231,7 @@ static ncclResult_t net_recv_connect(void* conn, const void* peerConnectInfo, mk
     void** listen = s ? &s->listenComm : &c->listenComm;
     if (s && s->netComm) {
       c->netComm = s->netComm;
+      c->needConsumed = s->needConsumed; /* a property of the comm, not of who accepted */
     } else if (s && !*listen) {
       return ncclInProgress; /* another channel accepts for us */
     } else {
@@ -253,6 +254,7 @@ static ncclResult_t net_recv_connect(void* conn, const void* peerConnectInfo, mk
       } else {
         c->needConsumed = (devHandle && devHandle->needsProxyProgress) != 0;
       }
+      if (s) s->needConsumed = c->needConsumed;
     }
     ncclResult_t res = net_register(c);
     if (res != ncclSuccess) return res;

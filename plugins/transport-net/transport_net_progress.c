@@ -5,6 +5,7 @@
  * steps) are posted as one grouped irecv; the request lives in the group
  * leader's slot. A receive goes received -> (flushed) -> transmitted (tail
  * published) -> done (the executor consumed it; irecvConsumed if asked). */
+#include <stdint.h>
 #include <string.h>
 
 #include "transport/mkccl_conn_fifo_v1.h"
@@ -19,6 +20,8 @@ static void* net_phandle(mkcclProxySubOp_v1* sub, uint64_t k) {
 
 /* userData[0] of a sub: where the previous op on its connection ends. */
 #define NET_PREV_END(sub) ((sub)->userData[0])
+/* userData[1] of a group's lead: steps the plugin was told are consumed. */
+#define NET_CONSUMED(lead) ((lead)->userData[1])
 
 /* Several ops on one connection may be active at once; each may post, and
  * hand steps back to the executor, only once the op before it on that
@@ -43,6 +46,7 @@ static void net_op_start(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op, int isRe
     sub->base = net_round_up(c->step, (uint64_t)op->chunkSteps);
     c->step = sub->base + sub->nsteps;
     sub->posted = sub->received = sub->transmitted = sub->done = 0;
+    NET_CONSUMED(sub) = 0;
     sub->groupSize = 1;
   }
   if (isRecv) {
@@ -215,8 +219,11 @@ ncclResult_t transport_net_recv_progress(void* tctx, mkcclProxyOp_v1* op) {
   if (op->state == MKCCL_PROXY_OP_READY) net_op_start(ctx, op, 1);
   for (int s = 0; s < op->nsubs; s += op->subs[s].groupSize) {
     mkcclProxySubOp_v1* lead = &op->subs[s];
-    int g = lead->groupSize, moved;
-    if (lead[g - 1].done == lead[g - 1].nsteps && lead->done == lead->nsteps) continue;
+    int g = lead->groupSize, moved, finished = 1;
+    /* Every member, not just the first and last: the executor consumes each
+     * member's steps on its own channel, in any order. */
+    for (int i = 0; i < g; i++) finished &= lead[i].done == lead[i].nsteps;
+    if (finished) continue;
     do {
       ncclResult_t res = net_recv_post(ctx, op, lead, &moved);
       if (res != ncclSuccess) return res;
@@ -227,23 +234,30 @@ ncclResult_t transport_net_recv_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (res != ncclSuccess) return res;
       if (moved) op->idle = 0;
     } while (moved);
-    /* The executor consumed them: tell the plugin if it asked; sub done. */
+    /* The executor consumed them: sub done. */
+    uint64_t groupDone = UINT64_MAX; /* steps every member consumed */
     for (int i = 0; i < g; i++) {
       mkcclProxySubOp_v1* sub = lead + i;
       transport_net_conn_t* c = sub->conn;
       uint64_t head = conn_fifo_load(&c->sendMem->head);
       while (sub->done < sub->transmitted && head >= sub->base + sub->done + (uint64_t)op->sliceSteps) {
-        int slot = conn_fifo_slot(sub->base + sub->done);
-        transport_net_conn_t* lc = lead->conn;
-        if (i == 0 && lc->consumeReq[slot] && ctx->net->irecvConsumed) {
-          ncclResult_t res = ctx->net->irecvConsumed(lc->netComm, g, lc->consumeReq[slot]);
-          if (res != ncclSuccess) return res;
-          lc->consumeReq[slot] = NULL;
-        }
         sub->done += (uint64_t)op->sliceSteps;
         op->idle = 0;
         if (sub->done == sub->nsteps) op->done++;
       }
+      if (sub->done < groupDone) groupDone = sub->done;
+    }
+    /* One grouped request lands every member's step: the plugin hears it
+     * consumed once all of them are (it may then reuse the landing space). */
+    transport_net_conn_t* lc = lead->conn;
+    while ((uint64_t)NET_CONSUMED(lead) < groupDone) {
+      int slot = conn_fifo_slot(lead->base + (uint64_t)NET_CONSUMED(lead));
+      if (lc->consumeReq[slot] && ctx->net->irecvConsumed) {
+        ncclResult_t res = ctx->net->irecvConsumed(lc->netComm, g, lc->consumeReq[slot]);
+        if (res != ncclSuccess) return res;
+      }
+      lc->consumeReq[slot] = NULL;
+      NET_CONSUMED(lead) += op->sliceSteps;
     }
   }
   if (op->done == op->nsubs) op->state = MKCCL_PROXY_OP_DONE;
