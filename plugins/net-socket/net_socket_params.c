@@ -22,6 +22,8 @@ static const mkcclParamDecl_v1 net_socket_param_decls[] = {
     {NET_SOCKET_PARAM_UNPACK, MKCCL_PARAM_INT64, "0",
      "1: report the UNPACK net device type (0x7) and, where the core asks for it, land receives in a bounce "
      "buffer as permuted 4 KiB pages for the net-device plugin to unpack (tests the offload path)"},
+    {NET_SOCKET_PARAM_TRACE, MKCCL_PARAM_INT64, "0",
+     "1: log every isend/irecv and its completion at INFO (subsystem NET), to see where traffic stops"},
 };
 
 static plugin_params_t net_socket_params = {
@@ -33,6 +35,12 @@ static void net_socket_params_bind(const mkcclServices_v1* services) {
 }
 
 int64_t net_socket_param_int(const char* name) { return plugin_param_int(&net_socket_params, name); }
+
+int net_socket_trace(void) {
+  static int trace = -1; /* read once: it is asked on every request */
+  if (trace < 0) trace = net_socket_param_int(NET_SOCKET_PARAM_TRACE) != 0;
+  return trace;
+}
 
 const char* net_socket_param_str(const char* name) {
   const char* value = plugin_param_str(&net_socket_params, name);

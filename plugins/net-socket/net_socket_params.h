@@ -14,8 +14,11 @@
 #define NET_SOCKET_PARAM_INLINE "NCCL_SOCKET_INLINE"
 #define NET_SOCKET_PARAM_USER_TIMEOUT "MKCCL_SOCKET_USER_TIMEOUT_MS"
 #define NET_SOCKET_PARAM_UNPACK "MKCCL_SOCKET_UNPACK"
+#define NET_SOCKET_PARAM_TRACE "MKCCL_SOCKET_TRACE"
 
 int64_t net_socket_param_int(const char* name);
+/* MKCCL_SOCKET_TRACE: every request's post and completion at INFO (NET). */
+int net_socket_trace(void);
 const char* net_socket_param_str(const char* name); /* never NULL */
 
 #endif

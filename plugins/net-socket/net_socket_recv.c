@@ -10,6 +10,7 @@
 
 #include "net_socket_chunk.h"
 #include "net_socket_log.h"
+#include "net_socket_params.h"
 #include "net_socket_unpack.h"
 #include "net_socket_xfer.h"
 #include "sock.h"
@@ -175,6 +176,9 @@ ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* 
   }
   r->used = 1;
   NS_CHECK(net_socket_rx_progress(comm));
+  if (net_socket_trace())
+    NS_INFO(NCCL_NET, "trace: irecv comm %p %d buffer(s), first %zu B tag %d -> %p", (void*)comm, n, sizes[0], tags[0],
+            (void*)r);
   *request = r;
   return ncclSuccess;
 }

@@ -9,6 +9,7 @@
 
 #include "net_socket_chunk.h"
 #include "net_socket_log.h"
+#include "net_socket_params.h"
 #include "net_socket_xfer.h"
 #include "sock.h"
 
@@ -101,6 +102,7 @@ ncclResult_t net_socket_isend(void* sendComm, void* data, size_t size, int tag, 
   r->used = 1;
   comm->txq[comm->txTail++ % NET_SOCKET_MAX_REQUESTS] = r;
   NS_CHECK(net_socket_tx_progress(comm));
+  if (net_socket_trace()) NS_INFO(NCCL_NET, "trace: isend comm %p %zu B tag %d -> %p", (void*)comm, size, tag, (void*)r);
   *request = r;
   return ncclSuccess;
 }

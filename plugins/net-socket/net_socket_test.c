@@ -1,6 +1,7 @@
 /* test(): progress the control socket of the request's comm, then report
  * whether the request is complete and with which sizes. */
 #include "net_socket_log.h"
+#include "net_socket_params.h"
 #include "net_socket_prof.h"
 #include "net_socket_unpack.h"
 #include "net_socket_xfer.h"
@@ -33,6 +34,9 @@ ncclResult_t net_socket_test(void* request, int* done, int* sizes) {
   }
   if (sizes)
     for (int i = 0; i < r->n; i++) sizes[i] = (int)(comm->isSend ? r->subs[i].size : r->subs[i].received);
+  if (net_socket_trace())
+    NS_INFO(NCCL_NET, "trace: %s %p done: %d B tag %d (of %d)", comm->isSend ? "send" : "recv", (void*)r,
+            (int)(comm->isSend ? r->subs[0].size : r->subs[0].received), r->subs[0].tag, r->n);
   net_socket_prof_stop(r);
   if (comm->unpack && !comm->isSend) net_socket_unpack_publish(comm, r); /* held until irecvConsumed */
   else r->used = 0;

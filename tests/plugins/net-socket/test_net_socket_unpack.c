@@ -136,7 +136,9 @@ static void test_no_handle(void) {
   wait_req(sreq, NULL);
   CHECK_EQ_INT(got, sizeof(out));
   CHECK_EQ_INT(ns_verify(in, sizeof(in), 77), -1);
-  CHECK_EQ_INT(net->irecvConsumed(rc, 1, rreq), ncclInvalidArgument);
+  /* A HOST comm: a no-op that succeeds, since NCCL 2.28 calls irecvConsumed
+   * after every receive of a plugin that has it (seen on NCCL 2.28.9). */
+  CHECK_EQ_INT(net->irecvConsumed(rc, 1, rreq), ncclSuccess);
   CHECK_EQ_INT(net->closeSend(sc), ncclSuccess);
   CHECK_EQ_INT(net->closeRecv(rc), ncclSuccess);
 }
