@@ -30,6 +30,8 @@ struct gpu_exec {
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
   uint8_t synced[MK_DEV_MAX_CHANNELS][2 + 2 * MK_DEV_MAX_RANKS];
+  uint8_t ringSynced[MK_DEV_MAX_CHANNELS]; /* ring description copied */
+  proxy_client_t* proxy;                   /* the comm's, for the watchdog */
   char* fifoBuf;            /* pinned, mapped */
   work_fifo_t fifo;
   gpu_fifo_event_t events[GPU_EVENTS];
@@ -127,6 +129,7 @@ __attribute__((unused)) static void* gpu_watchdog_main(void* arg) {
               (unsigned long long)r[MK_STATUS_TICKS]);
     }
     if (ex->diagLaunched) gpu_watchdog_conns(ex);
+    if (ex->proxy) proxy_client_dump(ex->proxy, "GPU watchdog");
   }
   return NULL;
 }
@@ -320,6 +323,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   }
   memset((void*)ex->status, 0, sizeof(uint64_t) * MK_DEV_MAX_CHANNELS * MK_DEV_STATUS_WORDS);
   ex->rank = comm->rank;
+  ex->proxy = &comm->dp.proxy;
   ex->hostComm->rank = comm->rank;
   ex->hostComm->nRanks = comm->nRanks;
   ex->hostComm->abortFlag = ex->abortDev;
@@ -432,13 +436,16 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
     channel_t* ch = &comm->dp.channels[c];
     mk_dev_channel_t* h = &ex->hostComm->channels[c];
     mk_dev_channel_t* d = &ex->devComm->channels[c];
-    if (!ex->synced[c][0] && !ex->synced[c][1]) {
-      /* Ring description: written once, before any connection is used. */
+    if (!ex->ringSynced[c]) {
+      /* Ring description: written once, before any connection is used (a
+       * flag of its own: a one-rank ring never connects, and copying it at
+       * every launch cost ~5 us per channel). */
       h->ringPrev = ch->ring.prev;
       h->ringNext = ch->ring.next;
       h->ringIndex = ch->ring.index;
       for (int r = 0; r < comm->nRanks; r++) h->ringRanks[r] = ch->ring.userRanks[r];
       MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, ringSend), stream));
+      ex->ringSynced[c] = 1;
     }
     MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][0], &h->ringSend, &d->ringSend, &ch->peers[ch->ring.next].send[MK_CONN_COLL], stream));
     MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][1], &h->ringRecv, &d->ringRecv, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], stream));
@@ -494,6 +501,13 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   e->ev.consumedAfter = offset + bytes;
   work_fifo_event_add(&ex->fifo, &e->ev);
   work_fifo_poll(&ex->fifo);
+  return ncclSuccess;
+}
+
+ncclResult_t gpu_exec_copy(gpu_exec_t* ex, void* dst, const void* src, size_t bytes, void* stream) {
+  cu_result_t r = ex->g->memcpy_async((cu_deviceptr_t)(uintptr_t)dst, (cu_deviceptr_t)(uintptr_t)src, bytes,
+                                      (cu_stream_t)stream);
+  if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuMemcpyAsync (one-rank collective)", r);
   return ncclSuccess;
 }
 

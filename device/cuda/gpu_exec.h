@@ -35,6 +35,9 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* st
  * channels [0, nChannels). Returns once queued. */
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream);
 
+/* Copy `bytes` from src to dst on `stream` (a one-rank collective). */
+ncclResult_t gpu_exec_copy(gpu_exec_t* ex, void* dst, const void* src, size_t bytes, void* stream);
+
 /* Whether ptr is memory the comm's GPU can use in a kernel. */
 int gpu_exec_pointer_ok(const void* ptr);
 

@@ -188,6 +188,14 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
       plan_local(t);
       continue;
     }
+    /* One GPU rank: a copy on the stream (nothing in place), as NCCL does,
+     * unless a PreMulSum scalar has to be applied by the kernel. */
+    if (comm->nRanks == 1 && plan_redop_is_identity(t->op, t->type, t->scalar)) {
+      if (t->sendbuff != t->recvbuff)
+        MK_CHECK_GOTO(gpu_exec_copy(comm->dp.gpuExec, t->recvbuff, t->sendbuff, t->count * host_type_size(t->type),
+                                    stream), res, out);
+      continue;
+    }
     MK_CHECK_GOTO(plan_coll(comm, t, numPipeOps, &works[nWorks++], &pp), res, out);
   }
   int nColl = nWorks;

@@ -70,3 +70,15 @@ ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp
   *scalar = bits;
   return ncclSuccess;
 }
+
+int plan_redop_is_identity(int mkOp, ncclDataType_t type, uint64_t scalar) {
+  switch (mkOp) {
+    case MK_OP_SUM:
+    case MK_OP_PROD:
+    case MK_OP_MAX:
+    case MK_OP_MIN: return 1;
+    case MK_OP_SUMPOSTDIV: return scalar == 1;
+    case MK_OP_PREMULSUM: return scalar == redop_scalar_bits(type, 1.0);
+    default: return 0;
+  }
+}

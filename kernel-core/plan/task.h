@@ -58,4 +58,8 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks);
 ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
                                 int* mkOp, uint64_t* scalar);
 
+/* Whether the op, applied over one rank, leaves the data as it is (a
+ * one-rank collective is then a copy). */
+int plan_redop_is_identity(int mkOp, ncclDataType_t type, uint64_t scalar);
+
 #endif

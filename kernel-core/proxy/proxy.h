@@ -69,6 +69,10 @@ int proxy_client_drained(proxy_client_t* client);
 /* ncclSuccess, or the first error a transport reported for this client. */
 ncclResult_t proxy_client_error(proxy_client_t* client);
 
+/* Diagnostics (watchdogs): the client's counters and its active ops, as
+ * WARN lines that start with `why`. */
+void proxy_client_dump(proxy_client_t* client, const char* why);
+
 /* Run the progress loop once on the calling thread (tests use this with the
  * thread absent, through proxy_testing_*). */
 typedef struct proxy_loop proxy_loop_t;

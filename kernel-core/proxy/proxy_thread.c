@@ -48,6 +48,29 @@ int proxy_progress_help(void) {
   return !idle;
 }
 
+void proxy_client_dump(proxy_client_t* client, const char* why) {
+  MK_WARN("%s: rank %d proxy: %llu ops posted, %llu done, error %d", why, client->rank,
+          (unsigned long long)atomic_load(&client->opsPosted), (unsigned long long)atomic_load(&client->opsDone),
+          atomic_load(&client->error));
+  /* Under the round lock: the active list only changes inside a round. */
+  pthread_mutex_lock(&proxy_round_lock);
+  int shown = 0;
+  for (proxy_op_t* op = proxy.loop ? proxy.loop->activeHead : NULL; op && shown < 8; op = op->nextActive) {
+    if (op->client != client) continue;
+    shown++;
+    const mkcclProxyOp_v1* a = &op->args;
+    for (int s = 0; s < a->nsubs && s < 4; s++) {
+      const mkcclProxySubOp_v1* u = &a->subs[s];
+      MK_WARN("%s: rank %d proxy op %llu pattern %d state %d sub %d/%d ch %d peer %d nsteps %llu base %llu posted "
+              "%llu received %llu transmitted %llu done %llu", why, client->rank, (unsigned long long)a->opCount,
+              a->pattern, a->state, s, a->nsubs, u->channelId, u->peer, (unsigned long long)u->nsteps,
+              (unsigned long long)u->base, (unsigned long long)u->posted, (unsigned long long)u->received,
+              (unsigned long long)u->transmitted, (unsigned long long)u->done);
+    }
+  }
+  pthread_mutex_unlock(&proxy_round_lock);
+}
+
 ncclResult_t proxy_op_alloc(proxy_op_t** out) {
   pthread_mutex_lock(&proxy.freeLock);
   proxy_op_t* op = proxy.freeList;
