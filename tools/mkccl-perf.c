@@ -291,8 +291,13 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
     double t0 = now_us();
     for (int it = 0; it < o->iters; it++)
       if (run_once(o, sb, rb, count) != ncclSuccess) return 1;
+    double issued = now_us();
     perf_sync();
     t[inPlace] = (now_us() - t0) / o->iters;
+    /* Host-bound or device-bound: what the calls alone cost per iteration. */
+    if (o->rank == 0 && getenv("MKCCL_PERF_HOST_US"))
+      fprintf(stderr, "# %zu B %s: calls %.2f us/iter, total %.2f us/iter\n", count * ts, inPlace ? "in-place" : "out-of-place",
+              (issued - t0) / o->iters, t[inPlace]);
     if (o->check) {
       fill(o, sb, sendCount);
       if (run_once(o, sb, rb, count) != ncclSuccess) return 1;

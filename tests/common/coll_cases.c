@@ -217,6 +217,7 @@ long coll_case_check(coll_run_t* run) {
 long coll_matrix_run(ncclComm_t comm, int rank, int n, int quick, const coll_mem_t* mem, void* stream) {
   long wrong = 0;
   const size_t counts[] = {0, 1, 7, (size_t)(quick ? 100003 : 1000003)};
+  int trace = getenv("TEST_COLL_TRACE") != NULL;
   for (int coll = 0; coll < C_N; coll++)
     for (int type = 0; type < ncclNumTypes; type++)
       for (int op = 0; op < (coll_reduces(coll) ? 6 : 1); op++)
@@ -228,6 +229,9 @@ long coll_matrix_run(ncclComm_t comm, int rank, int n, int quick, const coll_mem
             coll_case_t c = {coll, type, op, root ? n - 1 : 0, (int)((k + type + op) % 2), counts[k]};
             coll_run_t run;
             coll_case_prepare(&run, &c, comm, rank, n, mem, stream);
+            if (trace) /* which case a hang or a crash happened in */
+              fprintf(stderr, "rank %d case %s type %d op %d count %zu root %d inplace %d\n", rank, cname[coll], type,
+                      op, counts[k], c.root, c.inPlace);
             CHECK_NCCL(coll_case_launch(&run));
             wrong += coll_case_check(&run);
           }

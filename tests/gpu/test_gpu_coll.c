@@ -34,8 +34,12 @@ static void* dev_alloc(size_t b) {
   return p;
 }
 static void dev_free(void* p) { CUDA_CHECK(cudaFree(p)); }
+/* cudaMemcpy from pageable memory may return before the data reached the
+ * device, and the legacy stream it runs on does not order the collective's
+ * non-blocking stream: wait for the device before the collective reads it. */
 static void dev_copy(void* d, const void* s, size_t b) {
   if (b) CUDA_CHECK(cudaMemcpy(d, s, b, cudaMemcpyDefault));
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 static void dev_sync(void* stream) { CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)stream)); }
 static const coll_mem_t mem_gpu = {dev_alloc, dev_free, dev_copy, dev_copy, dev_sync};
@@ -55,16 +59,21 @@ static int proc_main(int rank, int n, void* arg) {
   CHECK_EQ_INT(dev, rank % ndev);
   long wrong = coll_matrix_run(comm, rank, n, quick, &mem_gpu, stream);
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
+  int trace = getenv("TEST_COLL_TRACE") != NULL;
+  if (trace) fprintf(stderr, "rank %d: matrix done\n", rank);
   /* Back-to-back small collectives without waiting in between. */
   float* d = dev_alloc(sizeof(float) * 4);
   float one[4] = {1, 1, 1, 1}, out[4];
   dev_copy(d, one, sizeof(one));
   for (int i = 0; i < 200; i++) CHECK_NCCL(ncclAllReduce(d, d, 4, ncclFloat, ncclMax, comm, stream));
+  if (trace) fprintf(stderr, "rank %d: 200 AllReduce launched\n", rank);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   dev_copy(out, d, sizeof(out));
   CHECK(out[0] == 1 && out[3] == 1);
   dev_free(d);
+  if (trace) fprintf(stderr, "rank %d: 200 AllReduce done\n", rank);
   CHECK_NCCL(ncclCommDestroy(comm));
+  if (trace) fprintf(stderr, "rank %d: destroyed\n", rank);
   CUDA_CHECK(cudaStreamDestroy(stream));
   return 0;
 }
@@ -96,7 +105,7 @@ static int thread_main(int n) {
             CUDA_CHECK(cudaSetDevice(devs[r]));
             coll_case_prepare(&runs[r], &c, comms[r], r, n, &mem_gpu, streams[r]);
           }
-          if (getenv("TEST_GPU_VERBOSE"))
+          if (getenv("TEST_GPU_VERBOSE") || getenv("TEST_COLL_TRACE"))
             fprintf(stderr, "case %s type %d op %d count %zu\n", coll_name(coll), type, op, counts[k]);
           int group = !getenv("TEST_GPU_NOGROUP"); /* GPU launches return at once: a group is not needed */
           if (group) CHECK_NCCL(ncclGroupStart());

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The GPU check for a machine with ONE GPU, in one device call (< 9 min).
+# Before the call, on the build machine: tools/dev/build.sh && tools/gpu/pack.sh
+#   run(command="bash tools/gpu/one_gpu.sh", carry=[".carry"], timeout_s=570)
+#
+# Two ranks share the GPU. mkccl allows that with MKCCL_ALLOW_SAME_GPU=1;
+# NCCL refuses two ranks on one GPU of one host, so for NCCL each rank gets
+# its own NCCL_HOSTID: NCCL then sees two hosts and talks over its net
+# transport, which is where our net, tuner and profiler plugins load into it.
+#   A  mkccl correctness: test_gpu_coll, 1 rank, 2 ranks in one process and
+#      2 processes, over P2P, SHM and NET (watchdog on, hard time limits)
+#   B  NCCL 2.28.9 hosting our plugins: net-socket, tuner-rules, profiler
+#   C  benchmarks, same call: 1 rank (launch latency, local copy) mkccl vs
+#      NCCL; 2 "hosts" over loopback sockets: NCCL's own socket transport,
+#      NCCL with our net-socket, mkccl (NET only)
+# Logs go to $OUT (fetched back); stdout carries the summary.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+C=$PWD/.carry
+OUT_FINAL=${OUT:-/tmp/out}
+OUT=/tmp/one_gpu_logs   # logs here, packed into $OUT_FINAL/logs.tgz at the end (few files come back)
+rm -rf "$OUT"; mkdir -p "$OUT" "$OUT_FINAL"
+trap 'tar czf "$OUT_FINAL/logs.tgz" -C "$OUT" . 2>/dev/null' EXIT
+ONLY=${ONE_GPU_ONLY:-ABC}
+T0=$SECONDS
+BUDGET=${ONE_GPU_BUDGET_S:-520}
+NCCL_DIR=$(python3 -c "import nvidia.nccl,os;print(os.path.dirname(nvidia.nccl.__path__[0]+'/x'))" 2>/dev/null)
+export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+MK_LD=$C/lib:$C/deps:/usr/local/cuda/lib64
+NC_LD=$NCCL_DIR/lib:$C/deps:/usr/local/cuda/lib64
+P=$C/lib/mkccl
+echo "== $(nvidia-smi -L | head -2 | tr '\n' ';') NCCL at ${NCCL_DIR:-<none>}"
+nvidia-smi --query-gpu=name,driver_version,compute_mode,mig.mode.current --format=csv,noheader
+
+# While a case runs: after $1 s, the stacks of every process matching $2.
+stacks_after() {
+  sleep "$1"
+  command -v gdb >/dev/null || { echo "(no gdb: wchan only)" >> "$OUT/stacks_$3.txt"; }
+  for pid in $(pgrep -f "$2"); do
+    echo "=== pid $pid $(tr '\0' ' ' < /proc/$pid/cmdline | head -c 200)" >> "$OUT/stacks_$3.txt"
+    if command -v gdb >/dev/null; then
+      timeout 20 gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>&1 | grep -E "^#|^Thread" >> "$OUT/stacks_$3.txt"
+    else
+      for t in /proc/$pid/task/*; do echo "$(cat $t/comm) $(cat $t/wchan)" >> "$OUT/stacks_$3.txt"; done
+    fi
+  done
+}
+
+left() { echo $((BUDGET - (SECONDS - T0))); }
+fail=0
+# name, time limit, env..., -- command...
+t() {
+  local name=$1 lim=$2; shift 2
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  [[ $name =~ ${ONE_GPU_CASES:-.} ]] || return 0
+  if (($(left) < lim)); then echo "SKIP $name (time)" | tee -a "$OUT/summary.txt"; return; fi
+  local t1=$SECONDS
+  env "${envs[@]}" timeout -s KILL "$lim" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  if ((rc == 0)); then echo "PASS $name ($((SECONDS - t1)) s)" | tee -a "$OUT/summary.txt"
+  else
+    echo "FAIL $name rc=$rc ($((SECONDS - t1)) s$( ((rc == 137)) && echo ', killed at the limit'))" | tee -a "$OUT/summary.txt"
+    grep -v "^launched\|watchdog" "$OUT/$name.log" | tail -12 | sed 's/^/  | /'
+    grep "watchdog" "$OUT/$name.log" | tail -6 | sed 's/^/  w /'
+    fail=1
+  fi
+  sleep 1
+}
+
+echo "== machine facts: NCCL headers, RDMA devices, libfabric providers"
+ls "$NCCL_DIR/include" 2>&1 | tr '\n' ' '; echo
+ls /sys/class/infiniband 2>&1 | head -4
+command -v fi_info >/dev/null && fi_info -l 2>&1 | grep -v "^ *version" | tr '\n' ' ' | head -c 400; echo
+ldconfig -p | grep -E "libibverbs|libfabric|libhwloc|libyaml" | awk '{print $1}' | tr '\n' ' '; echo
+# An RDMA device here lets the conformance kit drive net-ib on hardware.
+if ls /sys/class/infiniband/* >/dev/null 2>&1; then
+  t netcheck_ib 90 LD_LIBRARY_PATH=$MK_LD -- $C/bin/mkccl-netcheck $P/libmkccl-net-ib.so --quick --timeout 60
+fi
+
+if [[ $ONLY == *A* ]]; then
+echo "== A: mkccl correctness on one GPU"
+G="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 MKCCL_ALLOW_SAME_GPU=1 TEST_COLL_TRACE=1"
+t gpu_1rank 60 $G -- $C/bin/test_gpu_coll proc 1 quick
+t gpu_thread2_p2p 60 $G MKCCL_GPU_PROBE=1 -- $C/bin/test_gpu_coll thread 2 quick
+t gpu_thread2_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
+t gpu_thread2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
+t gpu_proc2_p2p 60 $G -- $C/bin/test_gpu_coll proc 2 quick
+t gpu_proc2_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
+t gpu_proc2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
+
+fi
+if [[ $ONLY == *B* ]]; then
+echo "== B: NCCL 2.28.9 hosting mkccl's plugins (2 ranks, one GPU, two NCCL_HOSTIDs)"
+cat > "$OUT/rules.yaml" <<'EOF'
+rules:
+  - coll: allreduce
+    bytes: [0, 64KiB]
+    algo: tree
+    proto: ll
+  - coll: allreduce
+    bytes: [64KiB, inf]
+    algo: ring
+    proto: simple
+    channels: 2
+EOF
+mkdir -p "$OUT/prof"
+NB="LD_LIBRARY_PATH=$NC_LD NCCL_NET_PLUGIN=$P/libmkccl-net-socket.so NCCL_TUNER_PLUGIN=$P/libmkccl-tuner-rules.so
+  NCCL_PROFILER_PLUGIN=$P/libmkccl-profiler.so MKCCL_TUNER_RULES=$OUT/rules.yaml MKCCL_PROFILER_DIR=$OUT/prof
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,TUNING,ENV,PROFILE"
+# First our net plugin alone, one small AllReduce; stacks if it hangs.
+stacks_after 25 mkccl-perf-gpu netonly &
+t nccl_hosts_net_only 40 LD_LIBRARY_PATH=$NC_LD NCCL_NET_PLUGIN=$P/libmkccl-net-socket.so NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ALL MKCCL_SOCKET_TRACE=1 -- \
+  tools/gpu/two_hosts.sh 2 $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 8 -n 1 -w 0 -c 1
+wait
+head -c 3000 "$OUT/stacks_netonly.txt" 2>/dev/null
+grep -i "warn\|error" "$OUT/nccl_hosts_net_only.log" | head -10
+t nccl_hosts_plugins 90 $NB -- tools/gpu/two_hosts.sh 2 $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 16M -f 4 -n 5 -w 2 -c 1
+echo "  NCCL said:"
+grep -ih "plugin\|Using network\|NET/\|tuner\|profiler" "$OUT/nccl_hosts_plugins.log" 2>/dev/null | grep -v "^#" | sort | uniq -c | sort -rn | head -25 | sed 's/^/  | /'
+echo "  profiler output:"; ls -la "$OUT/prof" | head; for f in "$OUT"/prof/*; do [[ -f $f ]] && head -c 600 "$f" && echo; done | head -30
+
+fi
+if [[ $ONLY == *C* ]]; then
+echo "== C: benchmarks (same call)"
+b() { # name, ld, env..., -- args: runs mkccl-perf-gpu, keeps the table
+  local name=$1; shift
+  t "bench_$name" 120 "$@"
+  grep "^#\|^ " "$OUT/bench_$name.log" 2>/dev/null | grep -v "^# *$" | head -60
+}
+b mkccl_1rank_allreduce LD_LIBRARY_PATH=$MK_LD MKCCL_PERF_HOST_US=1 -- $C/bin/mkccl-run -n 1 -- $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 64M -f 8 -n 50 -w 5 -c 1
+b nccl_1rank_allreduce LD_LIBRARY_PATH=$NC_LD MKCCL_PERF_HOST_US=1 -- $C/bin/mkccl-run -n 1 -- $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 64M -f 8 -n 50 -w 5 -c 1
+b mkccl_2host_net LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- \
+  tools/gpu/two_hosts.sh 2 $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 256M -f 8 -n 20 -w 3 -c 1
+b nccl_2host_socket LD_LIBRARY_PATH=$NC_LD NCCL_NET=Socket -- tools/gpu/two_hosts.sh 2 $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 256M -f 8 -n 20 -w 3 -c 1
+b nccl_2host_mkccl_net LD_LIBRARY_PATH=$NC_LD NCCL_NET_PLUGIN=$P/libmkccl-net-socket.so -- tools/gpu/two_hosts.sh 2 $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 256M -f 8 -n 20 -w 3 -c 1
+b mkccl_2rank_p2p LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 -- \
+  $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 256M -f 8 -n 20 -w 3 -c 1
+fi
+echo "== done in $((SECONDS - T0)) s, fail=$fail"
+exit $fail
