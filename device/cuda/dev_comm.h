@@ -34,12 +34,14 @@ typedef struct {
 /* Per channel, what the kernel is doing (host memory mapped for the
  * device), for the watchdog to report a GPU that makes no progress. */
 #define MK_DEV_STATUS_WORDS 8
-enum { MK_STATUS_OP, MK_STATUS_PRIM, MK_STATUS_WORD, MK_STATUS_TARGET, MK_STATUS_RSTEP, MK_STATUS_SSTEP, MK_STATUS_TICKS };
+enum { MK_STATUS_OP, MK_STATUS_PRIM, MK_STATUS_WORD, MK_STATUS_TARGET, MK_STATUS_RSTEP, MK_STATUS_SSTEP, MK_STATUS_TICKS,
+       MK_STATUS_TIMEDOUT /* a wait on a peer saw no progress for MKCCL_TIMEOUT */ };
 
 typedef struct {
   int32_t rank, nRanks;
   volatile uint32_t* abortFlag; /* host memory mapped for the device */
   volatile uint64_t* status;    /* [MK_DEV_MAX_CHANNELS][MK_DEV_STATUS_WORDS], mapped host memory */
+  uint64_t timeoutNs;           /* MKCCL_TIMEOUT: a wait with no progress this long aborts (0: never) */
   mk_dev_channel_t channels[MK_DEV_MAX_CHANNELS];
 } mk_dev_comm_t;
 

@@ -128,7 +128,11 @@ __attribute__((unused)) static void* gpu_watchdog_main(void* arg) {
               (unsigned long long)r[MK_STATUS_RSTEP], (unsigned long long)r[MK_STATUS_SSTEP],
               (unsigned long long)r[MK_STATUS_TICKS]);
     }
-    if (ex->diagLaunched) gpu_watchdog_conns(ex);
+    /* Connection words live partly in peers' memory, which a peer frees at
+     * its destroy: read them only while our last kernel is still running
+     * (reading a freed peer region crashed the driver, two comms in one
+     * process). */
+    if (ex->diagLaunched && ex->g->event_query(ex->diagPost) != CUDA_DRV_SUCCESS) gpu_watchdog_conns(ex);
     if (ex->proxy) proxy_client_dump(ex->proxy, "GPU watchdog");
   }
   return NULL;
@@ -328,6 +332,8 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->hostComm->nRanks = comm->nRanks;
   ex->hostComm->abortFlag = ex->abortDev;
   ex->hostComm->status = ex->status;
+  int64_t timeoutSec = param_int("MKCCL_TIMEOUT");
+  ex->hostComm->timeoutNs = timeoutSec > 0 ? (uint64_t)timeoutSec * 1000000000ull : 0;
   r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, sizeof(mk_dev_comm_t), ex->initStream);
   if (r == CUDA_DRV_SUCCESS) r = g->stream_synchronize(ex->initStream);
   if (r != CUDA_DRV_SUCCESS) {
@@ -509,6 +515,12 @@ ncclResult_t gpu_exec_copy(gpu_exec_t* ex, void* dst, const void* src, size_t by
                                       (cu_stream_t)stream);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuMemcpyAsync (one-rank collective)", r);
   return ncclSuccess;
+}
+
+int gpu_exec_timed_out(gpu_exec_t* ex) {
+  for (int c = 0; ex && c < MK_DEV_MAX_CHANNELS; c++)
+    if (__atomic_load_n(&ex->status[c * MK_DEV_STATUS_WORDS + MK_STATUS_TIMEDOUT], __ATOMIC_ACQUIRE)) return 1;
+  return 0;
 }
 
 int gpu_exec_pointer_ok(const void* ptr) {

@@ -38,6 +38,10 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
 /* Copy `bytes` from src to dst on `stream` (a one-rank collective). */
 ncclResult_t gpu_exec_copy(gpu_exec_t* ex, void* dst, const void* src, size_t bytes, void* stream);
 
+/* Whether a kernel gave up waiting on a peer (MKCCL_TIMEOUT without
+ * progress) and raised the abort flag. */
+int gpu_exec_timed_out(gpu_exec_t* ex);
+
 /* Whether ptr is memory the comm's GPU can use in a kernel. */
 int gpu_exec_pointer_ok(const void* ptr);
 

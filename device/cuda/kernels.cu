@@ -34,16 +34,26 @@ struct mk_prims {
   uint64_t scalar;
   int ts;
   volatile uint32_t* abortFlag;
+  uint64_t timeoutNs; /* 0: wait forever */
   int* aborted; /* shared */
   volatile uint64_t* status; /* this channel's row, or NULL */
 };
 
+__device__ __forceinline__ uint64_t mk_globaltimer(void) {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 /* Thread 0 spins; the abort flag is read, and progress reported, every so
- * often. */
+ * often. A wait that sees no progress for timeoutNs (a dead or stuck peer)
+ * marks its status row and raises the communicator's abort flag, so every
+ * channel ends and the host reports ncclRemoteError (as the host executor
+ * does after MKCCL_TIMEOUT). */
 __device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag,
-                        volatile uint64_t* status) {
+                        volatile uint64_t* status, uint64_t timeoutNs) {
   int spins = 0;
-  uint64_t v;
+  uint64_t v, seen = 0, since = 0;
   while ((v = mk_ld_acquire(word)) < target) {
     if (++spins == 4096) {
       spins = 0;
@@ -53,6 +63,18 @@ __device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatile uint3
         status[MK_STATUS_TICKS] = status[MK_STATUS_TICKS] + 1;
       }
       if (*abortFlag) return false;
+      if (timeoutNs) {
+        uint64_t now = mk_globaltimer();
+        if (since == 0 || v != seen) {
+          seen = v;
+          since = now;
+        } else if (now - since > timeoutNs) {
+          if (status) status[MK_STATUS_TIMEDOUT] = 1;
+          __threadfence_system();
+          *abortFlag = 1;
+          return false;
+        }
+      }
     }
   }
   return true;
@@ -140,10 +162,11 @@ __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst,
       mk_status(p->status, MK_STATUS_PRIM, (uint64_t)prim | (uint64_t)slice << 8);
       mk_status(p->status, MK_STATUS_RSTEP, rstep);
       mk_status(p->status, MK_STATUS_SSTEP, sstep);
-      if (recv) ok = mk_wait(p->recv->tail, rstep + p->sliceSteps, p->abortFlag, p->status);
+      if (recv) ok = mk_wait(p->recv->tail, rstep + p->sliceSteps, p->abortFlag, p->status, p->timeoutNs);
       /* A free slot: head within MKCCL_STEPS of the slice's end (no underflow at the start). */
       uint64_t end = sstep + p->sliceSteps;
-      if (ok && send) ok = mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status);
+      if (ok && send)
+        ok = mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status, p->timeoutNs);
       if (!ok) *p->aborted = 1;
     }
     __syncthreads();
@@ -233,6 +256,7 @@ __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_
   p.scalar = w->scalar;
   p.ts = w->coll == MK_COLL_SENDRECV ? 1 : mk_type_size(w->type);
   p.abortFlag = comm->abortFlag;
+  p.timeoutNs = comm->timeoutNs;
   p.aborted = aborted;
   p.status = comm->status ? comm->status + (size_t)channel * MK_DEV_STATUS_WORDS : nullptr;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);

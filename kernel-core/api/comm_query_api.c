@@ -30,6 +30,7 @@ MK_API(ncclResult_t, CommCuDevice, const ncclComm_t comm, int* device) {
 MK_API(ncclResult_t, CommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError) {
   MK_CHECK(comm_check(comm, "ncclCommGetAsyncError"));
   if (!asyncError) return MK_FAIL(ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is NULL");
+  if (__atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE) != ncclInProgress) comm_poll_device_error(comm);
   *asyncError = comm_async_result(comm);
   return ncclSuccess;
 }

@@ -156,6 +156,8 @@ ncclResult_t comm_ensure_ready(struct ncclComm* comm, const char* fn);
 ncclResult_t comm_check_usable(struct ncclComm* comm, const char* fn);
 /* A collective failed: remember it for ncclCommGetAsyncError. */
 void comm_async_error_set(struct ncclComm* comm, ncclResult_t res);
+/* A GPU kernel that timed out waiting on a peer: the comm's async error. */
+void comm_poll_device_error(struct ncclComm* comm);
 
 /* ---- data path stage (plan/dp.c) ---- */
 ncclResult_t comm_dp_stage_init(struct ncclComm* comm);

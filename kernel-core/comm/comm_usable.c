@@ -1,10 +1,20 @@
 /* Whether a communicator can take new work, and remembering work that failed. */
 #include "base/err.h"
 #include "comm/comm.h"
+#include "device/cuda/gpu_exec.h"
 #include "proxy/proxy.h"
+
+void comm_poll_device_error(struct ncclComm* comm) {
+  if (comm->cudaDev < 0 || !comm->dp.gpuExec || !gpu_exec_timed_out(comm->dp.gpuExec)) return;
+  if (__atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE) != ncclSuccess) return;
+  MK_WARN("Rank %d: a GPU kernel waited on a peer for MKCCL_TIMEOUT without progress (a dead or stuck peer); the "
+          "communicator failed (ncclRemoteError): abort it", comm->rank);
+  comm_async_error_set(comm, ncclRemoteError);
+}
 
 ncclResult_t comm_check_usable(struct ncclComm* comm, const char* fn) {
   MK_CHECK(comm_ensure_ready(comm, fn));
+  comm_poll_device_error(comm);
   ncclResult_t async = __atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE);
   if (async != ncclSuccess)
     return MK_FAIL(async, "%s: comm %p had an error earlier (%s); abort it", fn, (void*)comm, ncclGetErrorString(async));

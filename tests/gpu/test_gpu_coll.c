@@ -9,9 +9,11 @@
  * Transports follow the environment (NCCL_P2P_DISABLE=1: SHM; plus
  * NCCL_SHM_DISABLE=1: NET). Exit 77: skipped. */
 #include <cuda_runtime.h>
+#include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,6 +80,46 @@ static int proc_main(int rank, int n, void* arg) {
   return 0;
 }
 
+/* `stuck` mode: the last rank joins the communicator and never calls the
+ * collective (a stuck or dead peer). Every other rank's AllReduce must end
+ * with ncclRemoteError from ncclCommGetAsyncError within MKCCL_TIMEOUT (the
+ * caller sets it small) plus slack, its stream must complete, and
+ * ncclCommAbort must then free everything: never a hang. */
+static int stuck_main(int rank, int n, void* arg) {
+  (void)arg;
+  CUDA_CHECK(cudaSetDevice(rank % ndev));
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  ncclComm_t comm;
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  const char* t = getenv("MKCCL_TIMEOUT");
+  int timeoutSec = t ? atoi(t) : 600;
+  CHECK_MSG(timeoutSec > 0 && timeoutSec <= 10, "stuck mode needs MKCCL_TIMEOUT=1..10 (got %d)", timeoutSec);
+  if (rank == n - 1) {
+    sleep((unsigned)timeoutSec * 3 + 5); /* long after the others gave up */
+    CHECK_NCCL(ncclCommAbort(comm));
+    return 0;
+  }
+  float* d = dev_alloc(sizeof(float) * 1024);
+  CHECK_NCCL(ncclAllReduce(d, d, 1024, ncclFloat, ncclSum, comm, stream));
+  ncclResult_t async = ncclSuccess;
+  time_t start = time(NULL);
+  while (time(NULL) - start < timeoutSec * 2 + 10) {
+    CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
+    if (async != ncclSuccess) break;
+    usleep(10000);
+  }
+  long waited = (long)(time(NULL) - start);
+  CHECK_MSG(async == ncclRemoteError, "rank %d: async error %d after %ld s, expected ncclRemoteError", rank, async,
+            waited);
+  CUDA_CHECK(cudaStreamSynchronize(stream)); /* the kernel ended */
+  fprintf(stderr, "rank %d: ncclRemoteError after %ld s (MKCCL_TIMEOUT %d)\n", rank, waited, timeoutSec);
+  CHECK_NCCL(ncclCommAbort(comm));
+  dev_free(d);
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return 0;
+}
+
 /* One thread, N GPUs: each case prepared per rank, launched in one group. */
 static int thread_main(int n) {
   CHECK(n >= 1 && n <= 16);
@@ -129,9 +171,23 @@ static int thread_main(int n) {
   return 0;
 }
 
+/* A crash prints its stack (library+offset: addr2line resolves it against
+ * the same build), since the GPU machine has no debugger. */
+static void on_crash(int sig) {
+  void* frames[48];
+  int n = backtrace(frames, 48);
+  fprintf(stderr, "test_gpu_coll: signal %d, stack:\n", sig);
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int main(int argc, char** argv) {
+  signal(SIGSEGV, on_crash);
+  signal(SIGBUS, on_crash);
+  signal(SIGABRT, on_crash);
   if (argc < 3) {
-    fprintf(stderr, "usage: test_gpu_coll proc|thread N [quick]\n");
+    fprintf(stderr, "usage: test_gpu_coll proc|thread|stuck N [quick]\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -161,6 +217,6 @@ int main(int argc, char** argv) {
     return thread_main(n);
   }
   CHECK_NCCL(ncclGetUniqueId(&id));
-  CHECK_EQ_INT(ranks_run(n, proc_main, NULL, 1200), 0);
+  CHECK_EQ_INT(ranks_run(n, !strcmp(argv[1], "stuck") ? stuck_main : proc_main, NULL, 1200), 0);
   return 0;
 }

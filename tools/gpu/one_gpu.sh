@@ -89,6 +89,17 @@ t gpu_thread2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu
 t gpu_proc2_p2p 60 $G -- $C/bin/test_gpu_coll proc 2 quick
 t gpu_proc2_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
 t gpu_proc2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
+# A peer that never calls the collective: ncclRemoteError within MKCCL_TIMEOUT.
+t gpu_stuck_p2p 60 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_coll stuck 2
+t gpu_stuck_shm 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll stuck 2
+t gpu_stuck_net 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll stuck 2
+# The full matrix (every type and op, counts 0, 1, 7 and 1000003).
+t gpu_full_proc2_p2p 200 $G -- $C/bin/test_gpu_coll proc 2
+t gpu_full_proc2_shm 200 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2
+t gpu_full_proc2_net 200 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll proc 2
+t gpu_full_thread2_p2p 200 $G -- $C/bin/test_gpu_coll thread 2
+t gpu_full_thread2_shm 200 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll thread 2
+t gpu_full_thread2_net 200 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll thread 2
 
 fi
 if [[ $ONLY == *B* ]]; then
