@@ -8,7 +8,10 @@
  *    (comm->dp.algoCount) show every non-empty case of the tree
  *    communicator on trees and none of the ring one's;
  *  - with no setting the cost model picks tree for a small Broadcast and
- *    Reduce and ring for a large one, and the planner runs what it picked.
+ *    Reduce and ring for a large one, and the planner runs what it picked;
+ *  - ncclGroupSimulateEnd agrees: its estimate with no setting is the
+ *    forced tree's for a small one and the forced ring's for a large one,
+ *    and the cheaper of the two.
  *   test_plan_rooted N   (transports, channels, buffer size follow the environment) */
 #include <stdint.h>
 #include <stdlib.h>
@@ -97,10 +100,35 @@ static void check_model_choice(ncclComm_t comm, int n) {
   CHECK(comm->dp.algoCount[MK_ALGO_RING] == ring0 + 1 && comm->dp.algoCount[MK_ALGO_TREE] == tree0 + 2);
 }
 
+/* ncclGroupSimulateEnd's estimate for one Broadcast or Reduce (nothing runs). */
+static float simulate(ncclComm_t comm, int coll, size_t count) {
+  static float buf[1];
+  ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+  CHECK_NCCL(ncclGroupStart());
+  if (coll == C_REDUCE) CHECK_NCCL(ncclReduce(buf, buf, count, ncclFloat32, ncclSum, 0, comm, NULL));
+  else CHECK_NCCL(ncclBroadcast(buf, buf, count, ncclFloat32, 0, comm, NULL));
+  CHECK_NCCL(ncclGroupSimulateEnd(&sim));
+  return sim.estimatedTime;
+}
+
+static void check_simulate(ncclComm_t model, ncclComm_t ring, ncclComm_t tree, int n) {
+  for (int coll = C_BROADCAST; coll <= C_REDUCE; coll++) {
+    size_t small = 2, large = (size_t)64 << 20 >> 2;
+    float m = simulate(model, coll, small), r = simulate(ring, coll, small), t = simulate(tree, coll, small);
+    CHECK_MSG(m > 0 && m == t && t < r, "%d ranks %s 8 B: simulated %g us, tree %g, ring %g", n, coll_name(coll), m, t,
+              r);
+    m = simulate(model, coll, large), r = simulate(ring, coll, large), t = simulate(tree, coll, large);
+    CHECK_MSG(m > 0 && m == r && r < t, "%d ranks %s 64 MB: simulated %g us, tree %g, ring %g", n, coll_name(coll), m,
+              t, r);
+  }
+}
+
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
   ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
   ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
+  ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
+  check_simulate(model, ring, tree, n);
   uint64_t planned = 0;
   long wrong = run_matrix(ring, tree, rank, n, &planned);
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
@@ -111,7 +139,6 @@ static int rank_main(int rank, int n, void* arg) {
             (unsigned long long)planned);
   CHECK_NCCL(ncclCommDestroy(tree));
   CHECK_NCCL(ncclCommDestroy(ring));
-  ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
   check_model_choice(model, n);
   CHECK_NCCL(ncclCommDestroy(model));
   return 0;
