@@ -71,10 +71,26 @@ MK_ALGO_FN int coll_tree_allreduce(MK_PRIMS_T* p, const mk_work_t* w, const mk_t
   return coll_tree_phase(p, w, c, sched_tree_down_op(hasUp, c->nDown), src, w->recvbuff);
 }
 
+/* Broadcast: down a tree rooted at the root (the ctx holds that tree). */
+MK_ALGO_FN int coll_tree_broadcast(MK_PRIMS_T* p, const mk_work_t* w, const mk_tree_ctx_t* c) {
+  int hasUp = c->up >= 0;
+  if (MK_PRIMS_BIND(p, c, &c->up, hasUp, c->down, c->nDown)) return 1;
+  return coll_tree_phase(p, w, c, sched_tree_bcast_op(hasUp, c->nDown), w->sendbuff, w->recvbuff);
+}
+
+/* Reduce: up a tree rooted at the root; only the root writes its output. */
+MK_ALGO_FN int coll_tree_reduce(MK_PRIMS_T* p, const mk_work_t* w, const mk_tree_ctx_t* c) {
+  int hasUp = c->up >= 0;
+  if (MK_PRIMS_BIND(p, c, c->down, c->nDown, &c->up, hasUp)) return 1;
+  return coll_tree_phase(p, w, c, sched_tree_up_op(hasUp, c->nDown), w->sendbuff, w->recvbuff);
+}
+
 MK_ALGO_FN int coll_tree_run(MK_PRIMS_T* p, const mk_work_t* w, const mk_tree_ctx_t* c) {
   switch (w->coll) {
     case MK_COLL_ALLREDUCE: return coll_tree_allreduce(p, w, c);
-    default: return 1; /* the planner picks trees for AllReduce only */
+    case MK_COLL_BROADCAST: return coll_tree_broadcast(p, w, c);
+    case MK_COLL_REDUCE: return coll_tree_reduce(p, w, c);
+    default: return 1; /* the planner picks trees for these only */
   }
 }
 

@@ -14,11 +14,20 @@
  * interior nodes receive from their children, reduce with their input and
  * send to their parent, the root receives, reduces and writes the result;
  * broadcast phase, the root sends the result, interior nodes receive, copy
- * and forward, leaves receive. Chunks go step by step (chunkSteps 1). */
+ * and forward, leaves receive. Chunks go step by step (chunkSteps 1).
+ *
+ * Broadcast and Reduce run one phase of that on a tree rooted at their
+ * root: the same double binary tree over positions, its positions rotated
+ * so the collective's root takes the tree root's place (sched_dtree_rooted).
+ * A rotation keeps the ring order's neighbourhoods (a host's ranks stay
+ * side by side, but for the one wrap), costs nothing to compute, and every
+ * rank derives the same tree from (n, root, channel) alone; its price is one
+ * set of tree connections per root used (connected the first time). */
 #ifndef MKCCL_DEVICE_SCHED_TREE_H
 #define MKCCL_DEVICE_SCHED_TREE_H
 
 #include "device/common/sched_ring.h"
+#include "device/common/work.h"
 #include "fifo/steps.h"
 
 #define MK_TREE_MAX_DOWN 2 /* binary trees */
@@ -72,6 +81,24 @@ MK_HD void sched_dtree(int n, int pos, int which, int* up, int* d0, int* d1) {
 /* The tree a channel runs: channels alternate between the two trees. */
 MK_HD int sched_tree_of_channel(int channelId) { return channelId % MK_TREE_COUNT; }
 
+/* The root's position in tree `which`: 0 in tree 0; tree 1 mirrors it to
+ * n-1 (n even) or shifts it to 1 (n odd). */
+MK_HD int sched_dtree_root(int n, int which) {
+  if (which == 0 || n < 2) return 0;
+  return n % 2 ? 1 : n - 1;
+}
+
+/* Tree `which` rotated so that position rootPos is its root; in positions.
+ * Position pos plays the part of position pos - rootPos + treeRoot. */
+MK_HD void sched_dtree_rooted(int n, int pos, int rootPos, int which, int* up, int* d0, int* d1) {
+  int shift = sched_dtree_root(n, which) - rootPos;
+  int u, a, b;
+  sched_dtree(n, sched_mod(pos + shift, n), which, &u, &a, &b);
+  *up = u < 0 ? -1 : sched_mod(u - shift, n);
+  *d0 = a < 0 ? -1 : sched_mod(a - shift, n);
+  *d1 = b < 0 ? -1 : sched_mod(b - shift, n);
+}
+
 /* Reduce phase: the primitive for one chunk (recv from the children, send
  * to the parent). */
 MK_HD int sched_tree_up_op(int hasUp, int nDown) {
@@ -87,8 +114,28 @@ MK_HD int sched_tree_down_op(int hasUp, int nDown) {
   return nDown ? MK_PRIM_RECV_COPY_SEND : MK_PRIM_RECV;
 }
 
-/* Chunks each tree connection carries per loop, each way: one up and one
- * down; a loop covers nChannels chunks (blocks 1 in sched_loop_elems). */
-MK_HD int sched_tree_allreduce_chunks_per_loop(void) { return 1; }
+/* Broadcast: the primitive for one chunk. The root sends its input (and
+ * copies it to its output), interior nodes receive, copy and forward,
+ * leaves receive. */
+MK_HD int sched_tree_bcast_op(int hasUp, int nDown) {
+  if (!hasUp) return nDown ? MK_PRIM_COPY_SEND : MK_PRIM_NONE;
+  return nDown ? MK_PRIM_RECV_COPY_SEND : MK_PRIM_RECV;
+}
+
+/* Reduce is the reduce phase alone: sched_tree_up_op. */
+
+/* Chunks a tree connection carries per loop (a loop covers nChannels
+ * chunks: blocks 1 in sched_loop_elems), for the connection to the parent
+ * (toParent) or to a child, sending or receiving. AllReduce: one each way
+ * (up in the reduce phase, down in the broadcast phase); Broadcast: only
+ * down (from the parent, to the children); Reduce: only up. */
+MK_HD int sched_tree_chunks_per_loop(int coll, int toParent, int isSend) {
+  int up = toParent ? isSend : !isSend; /* the chunk travels towards the root */
+  switch (coll) {
+    case MK_COLL_BROADCAST: return !up;
+    case MK_COLL_REDUCE: return up;
+    default: return 1;
+  }
+}
 
 #endif

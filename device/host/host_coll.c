@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "channel/channel_tree.h"
 #include "device/common/shape.h"
 #include "host_exec.h"
 #include "host_prims.h"
@@ -69,9 +70,11 @@ static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims
   return ncclSuccess;
 }
 
-static ncclResult_t host_coll_tree(channel_t* ch, const mk_work_t* w, host_prims_t* p) {
+static ncclResult_t host_coll_tree(channel_t* ch, const mk_work_t* w, host_prims_t* p, int nRanks) {
   mk_tree_ctx_t c;
-  coll_tree_ctx_init(&c, ch->tree.up, ch->tree.down, ch->id - w->channelLo, w->chunkSize, (int64_t)p->typeSize, ch);
+  channel_tree_t t;
+  channel_tree_for(ch, nRanks, w->coll, w->root, &t);
+  coll_tree_ctx_init(&c, t.up, t.down, ch->id - w->channelLo, w->chunkSize, (int64_t)p->typeSize, ch);
   if (coll_tree_run(p, w, &c)) return *p->abortFlag ? ncclRemoteError : ncclInternalError;
   return ncclSuccess;
 }
@@ -121,6 +124,6 @@ ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRan
   p.abortFlag = abortFlag;
   if (w->coll == MK_COLL_SENDRECV) return host_p2p(ch, w, &p);
   if (w->coll >= MK_COLL_SENDRECV) return MK_FAIL(ncclInternalError, "host executor: unknown collective %d", w->coll);
-  if (w->algo == MK_ALGO_TREE) return host_coll_tree(ch, w, &p);
+  if (w->algo == MK_ALGO_TREE) return host_coll_tree(ch, w, &p, nRanks);
   return host_coll_ring(ch, w, &p, nRanks);
 }

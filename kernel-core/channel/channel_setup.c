@@ -2,7 +2,8 @@
  * other, so a ring crosses each host boundary once: intra-host hops over
  * shm/p2p, inter-host hops over the net), the ring connections, and the
  * trees over the same order (device/common/sched_tree.h), connected the
- * first time a collective runs on a tree. */
+ * first time a collective runs on a tree: AllReduce's once, Broadcast's and
+ * Reduce's once per root (rotated trees, channel_tree.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "base/log.h"
 #include "base/param.h"
 #include "channel/channel_setup.h"
+#include "channel/channel_tree.h"
 #include "comm/comm.h"
 #include "device/common/sched_tree.h"
 #include "transport/transport.h"
@@ -48,6 +50,8 @@ ncclResult_t channel_setup(struct ncclComm* comm, int nChannels) {
   dp->ringOrder = calloc((size_t)n, sizeof(int));
   if (!dp->ringOrder) return MK_FAIL(ncclSystemError, "channels: out of memory");
   MK_CHECK(channel_ring_order(comm, dp->ringOrder));
+  dp->rootTreesConnected = calloc((size_t)n, 1);
+  if (!dp->rootTreesConnected) return MK_FAIL(ncclSystemError, "channels: out of memory");
   int index = 0;
   for (int i = 0; i < n; i++)
     if (dp->ringOrder[i] == comm->rank) index = i;
@@ -102,22 +106,45 @@ static void channel_tree_log(struct ncclComm* comm) {
   }
 }
 
-ncclResult_t channel_connect_trees(struct ncclComm* comm) {
+/* Both ways to the parent and each child of every channel's tree of
+ * collective `coll` rooted at `root`, those not connected yet. */
+static ncclResult_t channel_connect_tree_of(struct ncclComm* comm, int coll, int root) {
   dp_state_t* dp = &comm->dp;
-  if (dp->treesConnected || comm->nRanks == 1) return ncclSuccess;
   transport_conn_req_t* reqs = calloc((size_t)dp->nChannels * 2 * (1 + MK_TREE_ARITY), sizeof(*reqs));
   if (!reqs) return MK_FAIL(ncclSystemError, "channels: out of memory");
   int n = 0;
   for (int c = 0; c < dp->nChannels; c++) {
     channel_t* ch = &dp->channels[c];
-    n += channel_tree_reqs(ch, ch->tree.up, reqs + n);
-    for (int d = 0; d < MK_TREE_ARITY; d++) n += channel_tree_reqs(ch, ch->tree.down[d], reqs + n);
+    channel_tree_t t;
+    channel_tree_for(ch, comm->nRanks, coll, root, &t);
+    n += channel_tree_reqs(ch, t.up, reqs + n);
+    for (int d = 0; d < MK_TREE_ARITY; d++) n += channel_tree_reqs(ch, t.down[d], reqs + n);
   }
   ncclResult_t res = transport_connect(comm, reqs, n);
   free(reqs);
-  if (res != ncclSuccess) return res;
+  return res;
+}
+
+ncclResult_t channel_connect_trees(struct ncclComm* comm) {
+  dp_state_t* dp = &comm->dp;
+  if (dp->treesConnected || comm->nRanks == 1) return ncclSuccess;
+  MK_CHECK(channel_connect_tree_of(comm, MK_COLL_ALLREDUCE, 0));
   dp->treesConnected = 1;
   channel_tree_log(comm);
+  return ncclSuccess;
+}
+
+ncclResult_t channel_connect_rooted_trees(struct ncclComm* comm, int root) {
+  dp_state_t* dp = &comm->dp;
+  if (comm->nRanks == 1 || root < 0 || root >= comm->nRanks || dp->rootTreesConnected[root]) return ncclSuccess;
+  MK_CHECK(channel_connect_tree_of(comm, MK_COLL_BROADCAST, root)); /* Reduce's tree is the same */
+  dp->rootTreesConnected[root] = 1;
+  for (int c = 0; c < dp->nChannels; c++) {
+    channel_tree_t t;
+    channel_tree_for(&dp->channels[c], comm->nRanks, MK_COLL_BROADCAST, root, &t);
+    MK_INFO(NCCL_INIT, "Trees rooted at %d [%d] %d/%d/%d->%d->%d", root, c, t.down[0], t.down[1], t.down[2],
+            comm->rank, t.up);
+  }
   return ncclSuccess;
 }
 
@@ -136,6 +163,8 @@ void channel_free_all(struct ncclComm* comm) {
   }
   dp->nChannels = 0;
   dp->treesConnected = 0;
+  free(dp->rootTreesConnected);
+  dp->rootTreesConnected = NULL;
   free(dp->ringOrder);
   dp->ringOrder = NULL;
 }

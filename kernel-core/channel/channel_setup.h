@@ -12,6 +12,9 @@ ncclResult_t channel_connect_rings(struct ncclComm* comm);
 /* Tree connections (both ways to the parent and each child) on every
  * channel, once: every rank calls it for the same collective. */
 ncclResult_t channel_connect_trees(struct ncclComm* comm);
+/* The same for the trees Broadcast and Reduce rooted at `root` run
+ * (channel_tree.h), once per root. */
+ncclResult_t channel_connect_rooted_trees(struct ncclComm* comm, int root);
 /* Free every connector and channel, last first. */
 void channel_free_all(struct ncclComm* comm);
 

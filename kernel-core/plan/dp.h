@@ -19,6 +19,7 @@ typedef struct dp_state {
   channel_t channels[MK_MAX_CHANNELS];
   int* ringOrder;          /* [nRanks] ring order shared by the channels */
   int treesConnected;      /* channel_connect_trees ran */
+  uint8_t* rootTreesConnected; /* [nRanks] channel_connect_rooted_trees ran for that root */
   uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
   mkcclPeer_v1* peers;     /* [nRanks] as transports see them */
   transport_set_t transports;

@@ -9,6 +9,7 @@
 #include "base/param.h"
 #include "comm/comm.h"
 #include "channel/channel_setup.h"
+#include "channel/channel_tree.h"
 #include "device/common/sched_ring.h"
 #include "device/common/sched_tree.h"
 #include "device/common/shape.h"
@@ -63,20 +64,23 @@ static ncclResult_t plan_ring_proxy(struct ncclComm* comm, const mk_work_t* w, i
   return ncclSuccess;
 }
 
-/* Proxy subs of a tree item: every tree connection carries each chunk once
- * (up to the parent and from the children in the reduce phase, the other
- * way in the broadcast phase). */
+/* Proxy subs of a tree item: per tree peer of each channel (the tree the
+ * executor runs: channel_tree_for), the steps its phases move each way
+ * (plan_tree_conn_steps; a direction with none posts nothing). */
 static ncclResult_t plan_tree_proxy(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, int chunkSteps,
                                     int sliceSteps, plan_proxy_t* pp) {
-  uint64_t steps = (uint64_t)(nLoops * sched_tree_allreduce_chunks_per_loop() * chunkSteps);
   for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
     channel_t* ch = &comm->dp.channels[c];
-    int peers[1 + MK_TREE_ARITY] = {ch->tree.up};
-    for (int d = 0; d < MK_TREE_ARITY; d++) peers[1 + d] = ch->tree.down[d];
+    channel_tree_t t;
+    channel_tree_for(ch, comm->nRanks, w->coll, w->root, &t);
+    int peers[1 + MK_TREE_ARITY] = {t.up};
+    for (int d = 0; d < MK_TREE_ARITY; d++) peers[1 + d] = t.down[d];
     for (int i = 0; i < 1 + MK_TREE_ARITY; i++) {
       if (peers[i] < 0) continue;
-      MK_CHECK(plan_proxy_add(pp, &ch->peers[peers[i]].send[MK_CONN_COLL], steps, w, chunkSteps, sliceSteps));
-      MK_CHECK(plan_proxy_add(pp, &ch->peers[peers[i]].recv[MK_CONN_COLL], steps, w, chunkSteps, sliceSteps));
+      uint64_t sendSteps, recvSteps;
+      plan_tree_conn_steps(w->coll, i == 0, nLoops, &sendSteps, &recvSteps);
+      MK_CHECK(plan_proxy_add(pp, &ch->peers[peers[i]].send[MK_CONN_COLL], sendSteps, w, chunkSteps, sliceSteps));
+      MK_CHECK(plan_proxy_add(pp, &ch->peers[peers[i]].recv[MK_CONN_COLL], recvSteps, w, chunkSteps, sliceSteps));
     }
   }
   return ncclSuccess;
@@ -90,7 +94,8 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int n
   plan_choice_t choice;
   MK_CHECK(plan_tune_coll(comm, t, numPipeOps, plan_channels(comm, totalBytes), &choice));
   int algo = choice.algo;
-  if (algo == MK_ALGO_TREE) MK_CHECK(channel_connect_trees(comm));
+  if (algo == MK_ALGO_TREE)
+    MK_CHECK(channel_tree_is_rooted(t->coll) ? channel_connect_rooted_trees(comm, t->root) : channel_connect_trees(comm));
   int chunkSteps, sliceSteps;
   mk_coll_shape(t->coll, algo, &chunkSteps, &sliceSteps);
   int64_t chunkElems = choice.chunkBytes / (int64_t)ts;

@@ -1,7 +1,8 @@
 /* Steps the planner tells the proxy a connector moves for one work item,
  * from the schedules the executors run (device/common): per channel, a ring
  * collective moves chunkSteps steps for every chunk a rank sends or
- * receives per loop; a p2p transfer moves one step per chunk of its part.
+ * receives per loop, a tree collective one step per loop on each tree
+ * connection in the direction(s) its phases use; a p2p transfer moves one step per chunk of its part.
  * The executors and the proxy must agree on these counts exactly (a
  * mismatch hangs the first operation that uses a proxy): see
  * tests/kernel-core/plan/test_plan_steps.c. Pure functions, host only. */
@@ -12,6 +13,7 @@
 
 #include "device/common/p2p_part.h"
 #include "device/common/sched_ring.h"
+#include "device/common/sched_tree.h"
 #include "device/common/shape.h"
 #include "device/common/work.h"
 
@@ -38,6 +40,17 @@ static inline void plan_ring_conn_steps(int coll, int nRanks, int hopFromRoot, i
   }
   *sendSteps = (uint64_t)(nLoops * sends * chunkSteps);
   *recvSteps = (uint64_t)(nLoops * recvs * chunkSteps);
+}
+
+/* Steps one channel's tree connector to the parent (toParent) or to a
+ * child moves for a tree collective of nLoops loops (coll_tree_phase runs
+ * one chunk per loop and phase, chunkSteps 1). */
+static inline void plan_tree_conn_steps(int coll, int toParent, int64_t nLoops, uint64_t* sendSteps,
+                                        uint64_t* recvSteps) {
+  int chunkSteps, sliceSteps;
+  mk_coll_shape(coll, MK_ALGO_TREE, &chunkSteps, &sliceSteps);
+  *sendSteps = (uint64_t)(nLoops * sched_tree_chunks_per_loop(coll, toParent, 1) * chunkSteps);
+  *recvSteps = (uint64_t)(nLoops * sched_tree_chunks_per_loop(coll, toParent, 0) * chunkSteps);
 }
 
 /* Steps channel `bid` of `nch` moves for its part of a p2p transfer of

@@ -15,13 +15,18 @@
 #include "device/host/host_types.h"
 #include "tune/tune.h"
 
-/* What the executors run: the host one rings and trees (AllReduce), the GPU
- * one rings; Simple protocol only, so far. */
+/* What the executors run: the host one rings and trees (AllReduce,
+ * Broadcast, Reduce), the GPU one rings; Simple protocol only, so far. A
+ * GPU communicator thus never plans a tree: where the model or a tuner
+ * plugin prefers one, the ring runs instead and tune_decide logs that once
+ * per communicator (NCCL_ALGO=tree alone is an error there, as for any
+ * collective without a tree). */
 static void plan_tune_supported(const struct ncclComm* comm, int coll,
                                 int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
   supported[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
-  if (comm->cudaDev < 0 && coll == MK_COLL_ALLREDUCE) supported[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
+  if (comm->cudaDev < 0 && (coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE))
+    supported[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
 }
 
 /* NCCL's nBytes: AllGather and ReduceScatter count the whole buffer. */

@@ -95,7 +95,8 @@ static double model_lat(const tune_topo_t* t, const ncclTunerConstants_v5_t* c, 
      * the top log2(nNodes) levels cross the network, the rest stay inside. */
     int depth = model_log2_ceil(N), across = model_log2_ceil(t->nNodes);
     if (across > depth) across = depth;
-    return lat + 2.0 * ((depth - across) * c->hwLatencies[intra][algo][proto] +
+    double ways = func == ncclFuncAllReduce ? 2.0 : 1.0; /* up and down, or one of them */
+    return lat + ways * ((depth - across) * c->hwLatencies[intra][algo][proto] +
                         across * c->hwLatencies[NCCL_HW_NET][algo][proto]);
   }
   int steps = func == ncclFuncAllReduce ? 2 * (N - 1) : N - 1;
@@ -121,7 +122,9 @@ void tune_model_table(const tune_topo_t* topo, const ncclTunerConstants_v5_t* c,
   int N = topo->nRanks > 0 ? topo->nRanks : 1;
   if (nChannels < 1) nChannels = 1;
   for (int a = NCCL_ALGO_TREE; a <= NCCL_ALGO_RING; a++) {
-    if (a == NCCL_ALGO_TREE && (func != ncclFuncAllReduce || N < 2)) continue;
+    if (a == NCCL_ALGO_TREE &&
+        ((func != ncclFuncAllReduce && func != ncclFuncBroadcast && func != ncclFuncReduce) || N < 2))
+      continue;
     for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) {
       if (p == NCCL_PROTO_LL128 && !topo->gpu) continue;
       if (func >= ncclFuncSendRecv && !(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE)) continue;

@@ -9,11 +9,17 @@
  * per-hop latency (hwLatencies of the intra-node link class, or NET) times
  * the hops on the critical path: a ring makes 2(N-1) steps for AllReduce and
  * N-1 for the others, nNodes/N of them across the network; a tree
- * (AllReduce; a double binary tree over all ranks, see
- * device/common/sched_tree.h) goes up and down its depth log2(N), the top
- * log2(nNodes) levels across the network and the rest inside a node.
+ * (a double binary tree over all ranks, see device/common/sched_tree.h)
+ * goes up and down its depth log2(N) for AllReduce, once down (Broadcast)
+ * or up (Reduce) for the rooted ones, the top log2(nNodes) levels across
+ * the network and the rest inside a node.
  * factor: AllReduce ring 2(N-1)/N, tree 2; AllGather and ReduceScatter
- * (N-1)/N of the total; Broadcast and Reduce 1.
+ * (N-1)/N of the total; Broadcast and Reduce 1, on a ring (a chain) and on
+ * a tree: with two channels or more the data is shared between the two
+ * trees and each rank is interior in one only, so it moves the message
+ * once. (On one channel an interior node moves it twice; the model leaves
+ * that out: it would make the choice flip back and forth where the channel
+ * count changes, and the tree is picked where latency dominates.)
  * bandwidth: min(intra, inter) across nodes, intra inside one, spread over
  * channels (nChannels/nChannelsMax of it), derated per protocol (LL 1/2 and
  * capped at llMaxBws, LL128 120/128) and for trees (0.92).

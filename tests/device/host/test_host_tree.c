@@ -3,7 +3,9 @@
  * host executor with N ranks as threads of one process, every pair wired
  * with in-memory connectors (as the shm transport wires them across
  * processes), each channel on its tree, checked element by element against
- * the exact result: several types and ops (PreMulSum and the integer
+ * the exact result (and the rotated trees Broadcast and Reduce use, for
+ * every root: shape only here, tests/kernel-core/plan/test_plan_rooted.c
+ * runs them): several types and ops (PreMulSum and the integer
  * average's post-division included), counts 0..large, 1..2 channels.
  * Ring AllReduces of many loops are interleaved with the tree ones on the
  * same connections: each switch rounds the step counters up to the other
@@ -61,6 +63,31 @@ static void check_dtree(int n) {
   }
   if (n > 2 && n % 2 == 0)
     for (int p = 0; p < n; p++) CHECK_MSG(interior[p] <= 1, "n %d: position %d interior in both trees", n, p);
+}
+
+/* The rooted trees of Broadcast and Reduce: for every root, tree `which`
+ * rotated has that root, spans all positions with parents and children
+ * agreeing, and is the unrotated tree's shape (the same child counts at
+ * the same distance from the root). */
+static void check_rooted(int n) {
+  for (int t = 0; t < MK_TREE_COUNT; t++)
+    for (int root = 0; root < n; root++) {
+      int shift = sched_dtree_root(n, t) - root;
+      for (int p = 0; p < n; p++) {
+        int up, d0, d1, u, a, b;
+        sched_dtree_rooted(n, p, root, t, &up, &d0, &d1);
+        sched_dtree(n, sched_mod(p + shift, n), t, &u, &a, &b);
+        CHECK_MSG((up < 0) == (p == root), "n %d tree %d root %d: position %d up %d", n, t, root, p, up);
+        CHECK((u < 0) == (up < 0) && (a < 0) == (d0 < 0) && (b < 0) == (d1 < 0));
+        int kids[2] = {d0, d1};
+        for (int k = 0; k < 2; k++) {
+          if (kids[k] < 0) continue;
+          int cu, c0, c1;
+          sched_dtree_rooted(n, kids[k], root, t, &cu, &c0, &c1);
+          CHECK_MSG(cu == p, "n %d tree %d root %d: child %d of %d has parent %d", n, t, root, kids[k], p, cu);
+        }
+      }
+    }
 }
 
 /* ---- AllReduce on the executor ---------------------------------------------------------------- */
@@ -220,7 +247,10 @@ static void run(int algo, int type, int op, size_t count, int inPlace) {
 }
 
 int main(void) {
-  for (int n = 1; n <= 64; n++) check_dtree(n);
+  for (int n = 1; n <= 64; n++) {
+    check_dtree(n);
+    check_rooted(n);
+  }
   const int types[] = {ncclInt32, ncclUint8, ncclFloat32, ncclFloat64, ncclFloat16, ncclBfloat16};
   const size_t counts[] = {0, 1, 7, 1000, 20011};
   for (N = 2; N <= MAXR; N++)

@@ -2,42 +2,85 @@
  * a receiver that waits for a step its sender never publishes (or a proxy
  * that waits for one the executor never posts) hangs the first collective.
  *
- * The executor side is the shared ring code (device/common/coll_ring.h, the
- * code both the host executor and the GPU kernel run) over counting
+ * The executor side is the shared ring and tree code
+ * (device/common/coll_ring.h, coll_tree.h: what the executors run; trees
+ * on the tree channel_tree_for gives, as the host executor) over counting
  * primitives that advance steps exactly as the GPU's mk_prims_chunk does
  * (slices_per_chunk * sliceSteps per chunk, a new operation starting at the
  * step rounded up to chunkSteps); the proxy side is what the planner posts
  * (plan/plan_steps.h) started as transport-net's proxy starts an op. Checked
- * over random sequences of every collective, N = 2..8, 1..4 channels, all
- * element sizes, counts 1/odd/around loop boundaries, every root; and
- * point-to-point parts. */
+ * over random sequences of every collective (rings, and trees for
+ * AllReduce, Broadcast and Reduce, mixed on the same connections), N =
+ * 2..8, 1..4 channels, all element sizes, counts 1/odd/around loop
+ * boundaries, every root; and point-to-point parts. */
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
+#include "channel/channel_tree.h"
 #include "plan/plan_steps.h"
 
+#define MAXR 8
+#define MAXC 4
+
+/* Per rank, channel and peer: the executor's and the proxy's step counters
+ * of the collective send (to peer) and recv (from peer) connectors. */
 typedef struct {
-  uint64_t* recv; /* executor step counter of the recv connector, NULL when unused */
-  uint64_t* send;
+  uint64_t execSend[MAXR][MAXC][MAXR], execRecv[MAXR][MAXC][MAXR];
+  uint64_t proxySend[MAXR][MAXC][MAXR], proxyRecv[MAXR][MAXC][MAXR];
+} conn_state_t;
+
+typedef struct {
+  uint64_t* recv[2]; /* executor step counters of the connectors in use */
+  uint64_t* send[2];
+  int nRecv, nSend;
   int chunkSteps, sliceSteps;
-  int chunks;     /* primitive calls seen */
+  int chunks;        /* primitive calls seen */
+  /* trees: where MK_PRIMS_BIND finds the counters */
+  conn_state_t* st;
+  int rank, bid;
 } cnt_prims_t;
 
-/* As mk_prims_chunk (device/cuda/kernels.cu): every slice of the chunk, empty
- * or not, moves sliceSteps on each connection the primitive uses. */
+/* A new operation on these connections: each starts at its step rounded up
+ * to chunkSteps (as mk_begin / host_prims_begin). */
+static void cnt_attach(cnt_prims_t* p, uint64_t** recv, int nRecv, uint64_t** send, int nSend) {
+  CHECK(nRecv <= 2 && nSend <= 2);
+  p->nRecv = nRecv;
+  p->nSend = nSend;
+  for (int i = 0; i < nRecv; i++) {
+    *recv[i] = steps_op_base(*recv[i], p->chunkSteps);
+    p->recv[i] = recv[i];
+  }
+  for (int i = 0; i < nSend; i++) {
+    *send[i] = steps_op_base(*send[i], p->chunkSteps);
+    p->send[i] = send[i];
+  }
+}
+
+static int cnt_bind(cnt_prims_t* p, const int* recvPeers, int nRecv, const int* sendPeers, int nSend) {
+  uint64_t* recv[2];
+  uint64_t* send[2];
+  for (int i = 0; i < nRecv; i++) recv[i] = &p->st->execRecv[p->rank][p->bid][recvPeers[i]];
+  for (int i = 0; i < nSend; i++) send[i] = &p->st->execSend[p->rank][p->bid][sendPeers[i]];
+  cnt_attach(p, recv, nRecv, send, nSend);
+  return 0;
+}
+
+/* As mk_prims_chunk (device/cuda/kernels.cu) and host_prims_chunk: every
+ * slice of the chunk, empty or not, moves sliceSteps on each connection the
+ * primitive uses. */
 static int cnt_chunk(cnt_prims_t* p, int prim, int64_t nelem) {
   CHECK(nelem >= 0);
   steps_shape_t s = {p->chunkSteps, p->sliceSteps, 64};
   int slices = steps_slices_per_chunk(s);
   for (int i = 0; i < slices; i++) {
     if (mk_prim_recvs(prim)) {
-      CHECK_MSG(p->recv != NULL, "primitive %d receives on an unused connection", prim);
-      *p->recv += (uint64_t)p->sliceSteps;
+      CHECK_MSG(p->nRecv > 0, "primitive %d receives on an unused connection", prim);
+      for (int k = 0; k < p->nRecv; k++) *p->recv[k] += (uint64_t)p->sliceSteps;
     }
     if (mk_prim_sends(prim)) {
-      CHECK_MSG(p->send != NULL, "primitive %d sends on an unused connection", prim);
-      *p->send += (uint64_t)p->sliceSteps;
+      CHECK_MSG(p->nSend > 0, "primitive %d sends on an unused connection", prim);
+      for (int k = 0; k < p->nSend; k++) *p->send[k] += (uint64_t)p->sliceSteps;
     }
   }
   p->chunks++;
@@ -47,10 +90,10 @@ static int cnt_chunk(cnt_prims_t* p, int prim, int64_t nelem) {
 #define MK_ALGO_FN static inline
 #define MK_PRIMS_T cnt_prims_t
 #define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) ((void)(src), (void)(dst), cnt_chunk((p), (prim), (nelem)))
+#define MK_PRIMS_BIND(p, ctx, recvPeers, nRecv, sendPeers, nSend) \
+  ((void)(ctx), cnt_bind((p), (recvPeers), (nRecv), (sendPeers), (nSend)))
 #include "device/common/coll_ring.h"
-
-#define MAXR 8
-#define MAXC 4
+#include "device/common/coll_tree.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void) {
@@ -62,28 +105,106 @@ static uint64_t next_rand(void) {
 
 static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
-/* Per rank (ring position == rank) and channel: the executor's and the
- * proxy's step counters of the ring send (to next) and recv (from prev). */
-typedef struct {
-  uint64_t execSend[MAXR][MAXC], execRecv[MAXR][MAXC];
-  uint64_t proxySend[MAXR][MAXC], proxyRecv[MAXR][MAXC];
-} ring_state_t;
-
 static long nChecked;
 
-/* One collective on every rank and channel; then every counter must agree. */
-static void run_coll(ring_state_t* st, int N, int nch, int coll, int ts, int64_t count, int root, int stepSize) {
+/* Proxy: plan_proxy_add posts nothing for 0 steps; net_op_start rounds its
+ * counter up to chunkSteps and adds nsteps. */
+static void proxy_post(uint64_t* counter, uint64_t steps, int chunkSteps) {
+  if (steps) *counter = round_up(*counter, (uint64_t)chunkSteps) + steps;
+}
+
+/* Ring: ring position == rank; per channel the send to next and the recv
+ * from prev. */
+static void run_ring(conn_state_t* st, const mk_work_t* w, int N, int ts, int64_t chunkElems, int chunkSteps,
+                     int sliceSteps) {
+  int ringRanks[MAXR];
+  for (int i = 0; i < N; i++) ringRanks[i] = i;
+  int64_t nLoops = plan_ring_loops(w->coll, N, (int64_t)w->count, chunkElems, w->nChannels);
+  for (int r = 0; r < N; r++) {
+    mk_ring_ctx_t c;
+    c.nRanks = N;
+    c.ringIx = r;
+    c.ringRanks = ringRanks;
+    c.ts = ts;
+    c.align = mk_elem_align(ts);
+    c.chunkElems = w->chunkSize / ts; /* as the executors derive it */
+    int hop = coll_ring_hops_from(&c, w->root), next = (r + 1) % N, prev = (r + N - 1) % N;
+    uint64_t sendSteps, recvSteps;
+    plan_ring_conn_steps(w->coll, N, hop, nLoops, &sendSteps, &recvSteps);
+    for (int b = 0; b < w->nChannels; b++) {
+      c.bid = b;
+      int recvs, sends;
+      coll_ring_uses(&c, w, &recvs, &sends);
+      cnt_prims_t p = {{NULL}, {NULL}, 0, 0, chunkSteps, sliceSteps, 0, st, r, b};
+      uint64_t* recv = &st->execRecv[r][b][prev];
+      uint64_t* send = &st->execSend[r][b][next];
+      cnt_attach(&p, &recv, recvs != 0, &send, sends != 0);
+      CHECK(coll_ring_run(&p, w, &c) == 0);
+      CHECK_MSG((sendSteps > 0) == (sends != 0) && (recvSteps > 0) == (recvs != 0),
+                "coll %d N %d hop %d: planner and executor disagree on which connections are used", w->coll, N, hop);
+      proxy_post(&st->proxySend[r][b][next], sendSteps, chunkSteps);
+      proxy_post(&st->proxyRecv[r][b][prev], recvSteps, chunkSteps);
+    }
+  }
+}
+
+/* Tree: each channel's tree as the host executor and the planner find it
+ * (channel_tree_for), the proxy's steps per tree peer as plan_tree_proxy
+ * posts them. */
+static void run_tree(conn_state_t* st, const mk_work_t* w, int N, int ts, int64_t chunkElems, int chunkSteps,
+                     int sliceSteps) {
+  int ringRanks[MAXR];
+  for (int i = 0; i < N; i++) ringRanks[i] = i;
+  int64_t nLoops = sched_nloops((int64_t)w->count, chunkElems, w->nChannels, 1);
+  for (int r = 0; r < N; r++)
+    for (int b = 0; b < w->nChannels; b++) {
+      channel_t ch;
+      memset(&ch, 0, sizeof(ch));
+      ch.id = b;
+      ch.ring.userRanks = ringRanks;
+      ch.ring.index = r;
+      int up, d0, d1;
+      sched_dtree(N, r, sched_tree_of_channel(b), &up, &d0, &d1);
+      ch.tree.up = up;
+      ch.tree.down[0] = d0;
+      ch.tree.down[1] = d1;
+      ch.tree.down[2] = -1;
+      channel_tree_t t;
+      channel_tree_for(&ch, N, w->coll, w->root, &t);
+      if (channel_tree_is_rooted(w->coll)) CHECK_EQ_INT(t.up < 0, r == w->root);
+      mk_tree_ctx_t c;
+      coll_tree_ctx_init(&c, t.up, t.down, b, w->chunkSize, ts, NULL);
+      cnt_prims_t p = {{NULL}, {NULL}, 0, 0, chunkSteps, sliceSteps, 0, st, r, b};
+      CHECK(coll_tree_run(&p, w, &c) == 0);
+      int peers[1 + MK_TREE_ARITY] = {t.up, t.down[0], t.down[1], t.down[2]};
+      for (int i = 0; i < 1 + MK_TREE_ARITY; i++) {
+        if (peers[i] < 0) continue;
+        uint64_t sendSteps, recvSteps;
+        plan_tree_conn_steps(w->coll, i == 0, nLoops, &sendSteps, &recvSteps);
+        proxy_post(&st->proxySend[r][b][peers[i]], sendSteps, chunkSteps);
+        proxy_post(&st->proxyRecv[r][b][peers[i]], recvSteps, chunkSteps);
+      }
+    }
+}
+
+static int has_tree(int coll) {
+  return coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE;
+}
+
+/* One collective on every rank and channel; then every counter must agree:
+ * executor with proxy, and each sender with its receiver. */
+static void run_coll(conn_state_t* st, int N, int nch, int algo, int coll, int ts, int64_t count, int root,
+                     int stepSize) {
   int chunkSteps, sliceSteps;
-  mk_coll_shape(coll, MK_ALGO_RING, &chunkSteps, &sliceSteps);
+  mk_coll_shape(coll, algo, &chunkSteps, &sliceSteps);
   /* As plan_coll: chunk bytes, elements rounded down to the vector alignment. */
   int64_t align = mk_elem_align(ts);
   int64_t chunkElems = (int64_t)chunkSteps * stepSize / ts / align * align;
   CHECK(chunkElems > 0);
-  int ringRanks[MAXR];
-  for (int i = 0; i < N; i++) ringRanks[i] = i;
   mk_work_t w;
   memset(&w, 0, sizeof(w));
   w.coll = (uint8_t)coll;
+  w.algo = (uint8_t)algo;
   w.type = (uint8_t)(ts == 1 ? 0 : ts == 2 ? 6 : ts == 4 ? 7 : 8);
   w.root = root;
   w.count = (uint64_t)count;
@@ -91,56 +212,24 @@ static void run_coll(ring_state_t* st, int N, int nch, int coll, int ts, int64_t
   w.nChannels = (uint8_t)nch;
   w.sendbuff = (const void*)(uintptr_t)0x10000000; /* never dereferenced */
   w.recvbuff = (void*)(uintptr_t)0x20000000;
-  int64_t nLoops = plan_ring_loops(coll, N, count, chunkElems, nch);
-  for (int r = 0; r < N; r++) {
-    mk_ring_ctx_t c;
-    c.nRanks = N;
-    c.ringIx = r;
-    c.ringRanks = ringRanks;
-    c.ts = ts;
-    c.align = align;
-    c.chunkElems = w.chunkSize / ts; /* as the executors derive it */
-    int hop = coll_ring_hops_from(&c, root);
-    uint64_t sendSteps, recvSteps;
-    plan_ring_conn_steps(coll, N, hop, nLoops, &sendSteps, &recvSteps);
-    for (int b = 0; b < nch; b++) {
-      c.bid = b;
-      int recvs, sends;
-      coll_ring_uses(&c, &w, &recvs, &sends);
-      /* Executor: mk_begin on the connections used, then the schedule. */
-      cnt_prims_t p = {NULL, NULL, chunkSteps, sliceSteps, 0};
-      if (recvs) {
-        st->execRecv[r][b] = steps_op_base(st->execRecv[r][b], chunkSteps);
-        p.recv = &st->execRecv[r][b];
-      }
-      if (sends) {
-        st->execSend[r][b] = steps_op_base(st->execSend[r][b], chunkSteps);
-        p.send = &st->execSend[r][b];
-      }
-      CHECK(coll_ring_run(&p, &w, &c) == 0);
-      /* Proxy: plan_proxy_add posts nothing for 0 steps; net_op_start
-       * rounds its counter up to chunkSteps and adds nsteps. */
-      CHECK_MSG((sendSteps > 0) == (sends != 0) && (recvSteps > 0) == (recvs != 0),
-                "coll %d N %d hop %d: planner and executor disagree on which connections are used", coll, N, hop);
-      if (sendSteps) st->proxySend[r][b] = round_up(st->proxySend[r][b], (uint64_t)chunkSteps) + sendSteps;
-      if (recvSteps) st->proxyRecv[r][b] = round_up(st->proxyRecv[r][b], (uint64_t)chunkSteps) + recvSteps;
-    }
-  }
+  if (algo == MK_ALGO_TREE) run_tree(st, &w, N, ts, chunkElems, chunkSteps, sliceSteps);
+  else run_ring(st, &w, N, ts, chunkElems, chunkSteps, sliceSteps);
   for (int r = 0; r < N; r++)
-    for (int b = 0; b < nch; b++) {
-      int next = (r + 1) % N;
-      CHECK_MSG(st->execSend[r][b] == st->proxySend[r][b] && st->execRecv[r][b] == st->proxyRecv[r][b],
-                "coll %d N %d nch %d ts %d count %lld root %d: rank %d channel %d executor send/recv steps %llu/%llu, "
-                "proxy %llu/%llu",
-                coll, N, nch, ts, (long long)count, root, r, b, (unsigned long long)st->execSend[r][b],
-                (unsigned long long)st->execRecv[r][b], (unsigned long long)st->proxySend[r][b],
-                (unsigned long long)st->proxyRecv[r][b]);
-      CHECK_MSG(st->execSend[r][b] == st->execRecv[next][b],
-                "coll %d N %d nch %d ts %d count %lld root %d: rank %d sends %llu steps to rank %d which receives %llu",
-                coll, N, nch, ts, (long long)count, root, r, (unsigned long long)st->execSend[r][b], next,
-                (unsigned long long)st->execRecv[next][b]);
-      nChecked++;
-    }
+    for (int b = 0; b < nch; b++)
+      for (int q = 0; q < N; q++) {
+        CHECK_MSG(st->execSend[r][b][q] == st->proxySend[r][b][q] && st->execRecv[r][b][q] == st->proxyRecv[r][b][q],
+                  "%s coll %d N %d nch %d ts %d count %lld root %d: rank %d channel %d peer %d executor send/recv "
+                  "steps %llu/%llu, proxy %llu/%llu",
+                  algo == MK_ALGO_TREE ? "tree" : "ring", coll, N, nch, ts, (long long)count, root, r, b, q,
+                  (unsigned long long)st->execSend[r][b][q], (unsigned long long)st->execRecv[r][b][q],
+                  (unsigned long long)st->proxySend[r][b][q], (unsigned long long)st->proxyRecv[r][b][q]);
+        CHECK_MSG(st->execSend[r][b][q] == st->execRecv[q][b][r],
+                  "%s coll %d N %d nch %d ts %d count %lld root %d: rank %d sends %llu steps to rank %d which "
+                  "receives %llu",
+                  algo == MK_ALGO_TREE ? "tree" : "ring", coll, N, nch, ts, (long long)count, root, r,
+                  (unsigned long long)st->execSend[r][b][q], q, (unsigned long long)st->execRecv[q][b][r]);
+        nChecked++;
+      }
 }
 
 /* Point-to-point: the executors' chunk loop (host_p2p, mk_run_p2p) moves one
@@ -169,26 +258,31 @@ int main(void) {
     for (int nch = 1; nch <= MAXC; nch++)
       for (int si = 0; si < 3; si++) {
         int stepSize = stepSizes[si];
-        ring_state_t st;
+        static conn_state_t st;
         memset(&st, 0, sizeof(st));
-        /* Every collective, size and root once, in order... */
+        /* Every collective and algorithm, size and root once, in order... */
         for (int coll = 0; coll < MK_COLL_SENDRECV; coll++)
-          for (int t = 0; t < 4; t++) {
-            int ts = tss[t];
-            int64_t loopElems = (int64_t)4 * stepSize / ts * N * nch;
-            int64_t counts[] = {1, 2, 3, 7, 15, 16, 17, 33, 1001, loopElems - 1, loopElems, loopElems + 1,
-                                3 * loopElems + 5};
-            for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
-              for (int root = 0; root < N; root += (N > 3 ? N / 2 : 1))
-                if (counts[k] > 0) run_coll(&st, N, nch, coll, ts, counts[k], root, stepSize);
+          for (int algo = MK_ALGO_TREE; algo <= MK_ALGO_RING; algo++) {
+            if (algo == MK_ALGO_TREE && !has_tree(coll)) continue;
+            for (int t = 0; t < 4; t++) {
+              int ts = tss[t];
+              int64_t loopElems = (int64_t)4 * stepSize / ts * N * nch;
+              int64_t counts[] = {1, 2, 3, 7, 15, 16, 17, 33, 1001, loopElems - 1, loopElems, loopElems + 1,
+                                  3 * loopElems + 5};
+              for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
+                for (int root = 0; root < N; root += (N > 3 && algo == MK_ALGO_RING ? N / 2 : 1))
+                  if (counts[k] > 0) run_coll(&st, N, nch, algo, coll, ts, counts[k], root, stepSize);
+            }
           }
         /* ...then random mixes, so operations of different chunk shapes
-         * (rings round to 4 steps, chains to 1) follow each other. */
-        for (int i = 0; i < 200; i++) {
+         * (rings round to 4 steps, chains and trees to 1) follow each other
+         * on the same connections. */
+        for (int i = 0; i < 300; i++) {
           int coll = (int)(next_rand() % MK_COLL_SENDRECV);
+          int algo = has_tree(coll) && next_rand() % 2 ? MK_ALGO_TREE : MK_ALGO_RING;
           int ts = tss[next_rand() % 4];
           int64_t count = 1 + (int64_t)(next_rand() % (uint64_t)(8 * stepSize * N));
-          run_coll(&st, N, nch, coll, ts, count, (int)(next_rand() % (uint64_t)N), stepSize);
+          run_coll(&st, N, nch, algo, coll, ts, count, (int)(next_rand() % (uint64_t)N), stepSize);
         }
       }
   for (int nch = 1; nch <= 8; nch++) {

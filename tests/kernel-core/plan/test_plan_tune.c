@@ -8,7 +8,9 @@
  *    chunk, which becomes 12336 (whole 16-byte groups); it forces ring or
  *    tree and the collective runs on what it forced (a tree chunk is one
  *    step: the ring's default chunk is cut to it; each rank poses as a node
- *    of its own so that tree is costed at all);
+ *    of its own so that tree is costed at all): AllReduce, and Broadcast
+ *    and Reduce (trees rooted at their root; their ring chunk is one step
+ *    already);
  *  - the rule tuner's file changes the choice (ring to tree, channels,
  *    chunk) between two collectives;
  * and every result is right. */
@@ -50,9 +52,25 @@ static void allreduce_checked(ncclComm_t comm, int rank, int n) {
   free(buf);
 }
 
+/* A Broadcast from the last rank and a Reduce to rank 0, every element checked. */
+static void rooted_checked(ncclComm_t comm, int rank, int n, int reduce) {
+  float* buf = malloc(COUNT * sizeof(float));
+  CHECK(buf);
+  for (int i = 0; i < COUNT; i++) buf[i] = (float)(rank + i % 7);
+  int root = reduce ? 0 : n - 1;
+  if (reduce) CHECK_NCCL(ncclReduce(buf, buf, COUNT, ncclFloat32, ncclSum, root, comm, NULL));
+  else CHECK_NCCL(ncclBroadcast(buf, buf, COUNT, ncclFloat32, root, comm, NULL));
+  for (int i = 0; i < COUNT && (!reduce || rank == root); i++) {
+    float want = reduce ? (float)(n * (i % 7) + n * (n - 1) / 2) : (float)(root + i % 7);
+    CHECK_MSG(buf[i] == want, "rank %d: %s element %d is %g", rank, reduce ? "reduce" : "broadcast", i, buf[i]);
+  }
+  free(buf);
+}
+
 /* The last collective (from record `from` on) ran as `algo` on `nChannels`
- * channels with `chunk`-byte chunks. */
-static void expect_plan(const test_report_t* r, int from, const char* algo, int nChannels, int chunk) {
+ * channels with `chunk`-byte chunks; a rooted one's proxy ops depend on
+ * where the rank sits, so only their chunk is checked. */
+static void expect_plan_of(const test_report_t* r, int from, const char* algo, int nChannels, int chunk, int rooted) {
   int coll = plan_observe_last(r, ncclProfileColl, from);
   CHECK_MSG(coll >= 0, "no Coll event");
   CHECK_EQ_INT(r->recs[coll].nChannels, nChannels);
@@ -64,8 +82,13 @@ static void expect_plan(const test_report_t* r, int from, const char* algo, int 
       CHECK_EQ_INT(r->recs[i].chunkSize, chunk);
       ops++;
     }
+  if (rooted) return;
   if (strcmp(algo, "Ring") == 0) CHECK_EQ_INT(ops, 2 * nChannels); /* a send and a recv sub per channel */
   else CHECK_MSG(ops >= 2 * nChannels, "%d proxy ops for %d tree channels", ops, nChannels); /* a sub per tree peer and direction */
+}
+
+static void expect_plan(const test_report_t* r, int from, const char* algo, int nChannels, int chunk) {
+  expect_plan_of(r, from, algo, nChannels, chunk, 0);
 }
 
 static int rank_forced(int rank, int n, void* arg) {
@@ -82,6 +105,11 @@ static int rank_forced(int rank, int n, void* arg) {
   allreduce_checked(comm, rank, n);
   int tree = v % 2; /* what main told the tuner to force */
   expect_plan(r, 0, tree ? "Tree" : "Ring", sc->nChannels, v == 6 ? 12336 : tree ? TREE_CHUNK : DEFAULT_CHUNK);
+  for (int reduce = 0; reduce < 2; reduce++) {
+    int from = r->n;
+    rooted_checked(comm, rank, n, reduce);
+    expect_plan_of(r, from, tree ? "Tree" : "Ring", sc->nChannels, v == 6 ? 12336 : TREE_CHUNK, 1);
+  }
   CHECK_NCCL(ncclCommDestroy(comm));
   plan_observe_release();
   return 0;

@@ -2,7 +2,8 @@
  * nodes, with one crossover, and inside one node of 8 ranks (the host
  * executor's Simple protocol) too; LL for small
  * and Simple for large; predicted times grow with size; LL128 only with a
- * GPU; tree only for AllReduce. */
+ * GPU; tree only for AllReduce, Broadcast and Reduce (the rooted ones
+ * cross over once too, and cost one way of the tree: less than AllReduce). */
 #include <stdlib.h>
 
 #include "check.h"
@@ -92,6 +93,40 @@ static void test_single_node_8_ranks(void) {
   tune_ctx_destroy(ctx);
 }
 
+/* Broadcast and Reduce on one host (Simple): tree below one crossover,
+ * ring above; a tree's latency is one pass of its depth. */
+static void test_rooted(int nRanks) {
+  int sup[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] = {{0}};
+  sup[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = sup[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
+  tune_topo_t topo;
+  tune_topo_default(&topo, nRanks, 1);
+  tune_ctx_t* ctx = NULL;
+  CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
+  const int funcs[2] = {ncclFuncBroadcast, ncclFuncReduce};
+  for (int f = 0; f < 2; f++) {
+    int changes = 0, algos[SIZES];
+    for (int i = 0; i < SIZES; i++) {
+      tune_choice_t c;
+      CHECK_NCCL(tune_decide(ctx, funcs[f], size_of(i), 2, (const int(*)[NCCL_NUM_PROTOCOLS])sup, &c));
+      algos[i] = c.algo;
+      if (i && algos[i] != algos[i - 1]) changes++;
+    }
+    CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "%s %d ranks, 8 B: %s", tune_func_name(funcs[f]), nRanks,
+              tune_algo_name(algos[0]));
+    CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "%s %d ranks, 8 GiB: %s", tune_func_name(funcs[f]), nRanks,
+              tune_algo_name(algos[SIZES - 1]));
+    CHECK_EQ_INT(changes, 1);
+  }
+  ncclTunerConstants_v5_t c;
+  tune_model_constants(&topo, &c);
+  float ar[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], bc[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  tune_model_table(&topo, &c, ncclFuncAllReduce, 8, 1, 2, ar);
+  tune_model_table(&topo, &c, ncclFuncBroadcast, 8, 1, 2, bc);
+  CHECK(bc[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] > 0 &&
+        bc[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] < ar[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE]);
+  tune_ctx_destroy(ctx);
+}
+
 static void test_table_shape(void) {
   tune_topo_t topo;
   tune_topo_default(&topo, 16, 2);
@@ -128,9 +163,12 @@ static void test_executor_support(void) {
   tune_topo_default(&topo, 32, 4);
   tune_ctx_t* ctx = NULL;
   CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
-  for (int i = 0; i < SIZES; i += 5) {
+  /* (A GPU communicator: the model prefers tree for small ones of these, the
+   * kernels have rings only, and the ring runs.) */
+  const int funcs[3] = {ncclFuncAllReduce, ncclFuncBroadcast, ncclFuncReduce};
+  for (int i = 0; i < SIZES * 3; i += 5) {
     tune_choice_t c;
-    CHECK_NCCL(tune_decide(ctx, ncclFuncAllReduce, size_of(i), 2, (const int(*)[NCCL_NUM_PROTOCOLS])sup, &c));
+    CHECK_NCCL(tune_decide(ctx, funcs[i % 3], size_of(i / 3), 2, (const int(*)[NCCL_NUM_PROTOCOLS])sup, &c));
     CHECK_EQ_INT(c.algo, NCCL_ALGO_RING);
     CHECK_EQ_INT(c.proto, NCCL_PROTO_SIMPLE);
     CHECK(c.predictedUs > 0);
@@ -153,6 +191,7 @@ int main(void) {
    * protocol alone still crosses once. */
   test_multi_node_crossover(2, 4, 0);
   test_single_node_8_ranks();
+  for (int n = 2; n <= 16; n *= 2) test_rooted(n);
   test_table_shape();
   test_executor_support();
   printf("test_tune_model: OK\n");
