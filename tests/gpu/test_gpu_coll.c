@@ -49,13 +49,19 @@ static const coll_mem_t mem_gpu = {dev_alloc, dev_free, dev_copy, dev_copy, dev_
 static int quick, ndev;
 static ncclUniqueId id;
 
+/* A rank process joins: its GPU (rank % ndev), a non-blocking stream, the comm. */
+static int rank_join(int rank, int n, cudaStream_t* stream, ncclComm_t* comm) {
+  CUDA_CHECK(cudaSetDevice(rank % ndev));
+  CUDA_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+  CHECK_NCCL(ncclCommInitRank(comm, n, id, rank));
+  return 0;
+}
+
 static int proc_main(int rank, int n, void* arg) {
   (void)arg;
-  CUDA_CHECK(cudaSetDevice(rank % ndev));
   cudaStream_t stream;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  CHECK(rank_join(rank, n, &stream, &comm) == 0);
   int dev = -1;
   CHECK_NCCL(ncclCommCuDevice(comm, &dev));
   CHECK_EQ_INT(dev, rank % ndev);
@@ -87,11 +93,9 @@ static int proc_main(int rank, int n, void* arg) {
  * ncclCommAbort must then free everything: never a hang. */
 static int stuck_main(int rank, int n, void* arg) {
   (void)arg;
-  CUDA_CHECK(cudaSetDevice(rank % ndev));
   cudaStream_t stream;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  CHECK(rank_join(rank, n, &stream, &comm) == 0);
   const char* t = getenv("MKCCL_TIMEOUT");
   int timeoutSec = t ? atoi(t) : 600;
   CHECK_MSG(timeoutSec > 0 && timeoutSec <= 10, "stuck mode needs MKCCL_TIMEOUT=1..10 (got %d)", timeoutSec);
