@@ -53,3 +53,26 @@ MK_API(ncclResult_t, CommSplit, ncclComm_t comm, int color, int key, ncclComm_t*
   MK_CHECK(comm_ensure_ready(comm, fn));
   return comm_split(comm, color, key, config, newcomm, fn);
 }
+
+MK_API(ncclResult_t, CommShrink, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+       ncclConfig_t* config, int shrinkFlags) {
+  const char* fn = "ncclCommShrink";
+  MK_CHECK(comm_check(comm, fn));
+  if (!newcomm) return MK_FAIL(ncclInvalidArgument, "%s: newcomm is NULL", fn);
+  if (shrinkFlags & ~(NCCL_SHRINK_DEFAULT | NCCL_SHRINK_ABORT))
+    return MK_FAIL(ncclInvalidArgument, "%s: unknown flags 0x%x", fn, (unsigned)shrinkFlags);
+  if (excludeRanksCount < 0 || excludeRanksCount >= comm->nRanks || (excludeRanksCount > 0 && !excludeRanksList))
+    return MK_FAIL(ncclInvalidArgument, "%s: %d excluded rank(s)%s of %d", fn, excludeRanksCount,
+                   excludeRanksCount > 0 && !excludeRanksList ? " but excludeRanksList is NULL" : "", comm->nRanks);
+  for (int i = 0; i < excludeRanksCount; i++) {
+    int r = excludeRanksList[i];
+    if (r < 0 || r >= comm->nRanks)
+      return MK_FAIL(ncclInvalidArgument, "%s: excluded rank %d is out of range [0, %d)", fn, r, comm->nRanks);
+    if (r == comm->rank)
+      return MK_FAIL(ncclInvalidArgument, "%s: rank %d excludes itself (excluded ranks do not call it)", fn, r);
+    for (int j = 0; j < i; j++)
+      if (excludeRanksList[j] == r) return MK_FAIL(ncclInvalidArgument, "%s: rank %d is excluded twice", fn, r);
+  }
+  MK_CHECK(comm_ensure_ready(comm, fn));
+  return comm_shrink(comm, excludeRanksList, excludeRanksCount, config, shrinkFlags, newcomm, fn);
+}

@@ -12,8 +12,6 @@
 #define GPU_WORK "GPU memory and registration"
 
 MK_STUB(CommRevoke, COMM_WORK, ncclComm_t comm, int revokeFlags)
-MK_STUB(CommShrink, COMM_WORK, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-        ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags)
 MK_STUB(CommWindowRegister, GPU_WORK, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
         int winFlags)
 MK_STUB(CommWindowDeregister, GPU_WORK, ncclComm_t comm, ncclWindow_t win)

@@ -91,6 +91,11 @@ ncclResult_t bootstrap_recv(bootstrap_state_t* state, int peer, int tag, void* d
 /* Every rank waits for all (dissemination, log2(n) rounds). */
 ncclResult_t bootstrap_barrier(bootstrap_state_t* state);
 
+/* Which abort flag the state's waits watch (NULL: none); returns the one it
+ * watched. ncclCommShrink with NCCL_SHRINK_ABORT still talks to the
+ * survivors over an aborted parent's bootstrap. */
+volatile uint32_t* bootstrap_abort_watch(bootstrap_state_t* state, volatile uint32_t* flag);
+
 /* The same over a subset of ranks (the ranks of one node, say): ranks[] in
  * the same order on every member, me = this rank's index in it. */
 ncclResult_t bootstrap_subset_allgather(bootstrap_state_t* state, const int* ranks, int n, int me, void* data,

@@ -204,3 +204,9 @@ int bootstrap_nranks(const bootstrap_state_t* st) { return st->nRanks; }
 const sock_addr_t* bootstrap_peer_addr(const bootstrap_state_t* st, int rank) {
   return rank >= 0 && rank < st->nRanks ? &st->peerAddrs[rank] : NULL;
 }
+
+volatile uint32_t* bootstrap_abort_watch(bootstrap_state_t* state, volatile uint32_t* flag) {
+  volatile uint32_t* old = state->abortFlag;
+  state->abortFlag = flag;
+  return old;
+}

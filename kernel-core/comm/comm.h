@@ -137,6 +137,9 @@ ncclResult_t comm_create(struct ncclComm** out, int nRanks, const bootstrap_hand
 /* ncclCommSplit's work (comm_split.c): *out NULL for NCCL_SPLIT_NOCOLOR. */
 ncclResult_t comm_split(struct ncclComm* parent, int color, int key, const ncclConfig_t* config,
                         struct ncclComm** out, const char* fn);
+/* ncclCommShrink's work (comm_split.c); the arguments are checked. */
+ncclResult_t comm_shrink(struct ncclComm* parent, const int* exclude, int nExclude, const ncclConfig_t* config,
+                         int flags, struct ncclComm** out, const char* fn);
 /* Frees the object (stages must be undone). */
 void comm_free(struct ncclComm* comm);
 /* Runs the init stages: on this thread (result returned; on failure the

@@ -1,8 +1,13 @@
 /* ncclCommSplit over the parent's bootstrap: allgather (color, key), rank
  * within a colour by key then parent rank; the colour's first rank makes a
  * new unique id (never NCCL_COMM_ID's) and sends it to the others. A rank
- * with NCCL_SPLIT_NOCOLOR takes part and gets no communicator. */
+ * with NCCL_SPLIT_NOCOLOR takes part and gets no communicator.
+ *
+ * ncclCommShrink: the excluded ranks take no part (they may be dead), so
+ * nothing is gathered: every survivor knows the members from the list, in
+ * parent order, and the first of them sends the new id to the others. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "comm/comm.h"
@@ -57,5 +62,43 @@ ncclResult_t comm_split(struct ncclComm* parent, int color, int key, const ncclC
   res = comm_create(out, m, &h, 1, me, parent->cudaDev, config, &parent->config, fn);
 done:
   free(all);
+  return res;
+}
+
+ncclResult_t comm_shrink(struct ncclComm* parent, const int* exclude, int nExclude, const ncclConfig_t* config,
+                         int flags, struct ncclComm** out, const char* fn) {
+  int n = parent->nRanks;
+  char* out_of = calloc((size_t)n, 1);
+  comm_split_entry_t* members = calloc((size_t)n, sizeof(*members));
+  ncclResult_t res = ncclSuccess;
+  if (!out_of || !members) {
+    res = MK_FAIL(ncclSystemError, "%s: out of memory", fn);
+    goto done;
+  }
+  for (int i = 0; i < nExclude; i++) out_of[exclude[i]] = 1;
+  int m = 0, me = -1;
+  for (int r = 0; r < n; r++) {
+    if (out_of[r]) continue;
+    if (r == parent->rank) me = m;
+    members[m++] = (comm_split_entry_t){0, 0, r};
+  }
+  volatile uint32_t* watched = NULL;
+  if (flags & NCCL_SHRINK_ABORT) {
+    /* End whatever the parent still runs (a failed peer's collective),
+     * then talk to the survivors over its bootstrap regardless. */
+    __atomic_store_n(parent->abortFlag, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&parent->busy, __ATOMIC_ACQUIRE) > 0) usleep(1000);
+    watched = bootstrap_abort_watch(parent->bootstrap, NULL);
+  }
+  bootstrap_handle_t h;
+  res = comm_split_id(parent, members, m, me, &h);
+  if (flags & NCCL_SHRINK_ABORT) bootstrap_abort_watch(parent->bootstrap, watched);
+  if (res != ncclSuccess) goto done;
+  MK_INFO(NCCL_INIT, "comm %p rank %d: shrink without %d rank(s) -> rank %d of %d", (void*)parent, parent->rank,
+          nExclude, me, m);
+  res = comm_create(out, m, &h, 1, me, parent->cudaDev, config, &parent->config, fn);
+done:
+  free(members);
+  free(out_of);
   return res;
 }
