@@ -76,3 +76,12 @@ MK_API(ncclResult_t, CommShrink, ncclComm_t comm, int* excludeRanksList, int exc
   MK_CHECK(comm_ensure_ready(comm, fn));
   return comm_shrink(comm, excludeRanksList, excludeRanksCount, config, shrinkFlags, newcomm, fn);
 }
+
+MK_API(ncclResult_t, CommRevoke, ncclComm_t comm, int revokeFlags) {
+  const char* fn = "ncclCommRevoke";
+  MK_CHECK(comm_check(comm, fn));
+  if (revokeFlags != NCCL_REVOKE_DEFAULT)
+    return MK_FAIL(ncclInvalidArgument, "%s: unknown flags 0x%x (only NCCL_REVOKE_DEFAULT)", fn, (unsigned)revokeFlags);
+  MK_CHECK(comm_ensure_ready(comm, fn));
+  return comm_revoke(comm);
+}

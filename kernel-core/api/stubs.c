@@ -8,10 +8,8 @@
 #define MK_STUB(name, what, ...) \
   MK_API(ncclResult_t, name, __VA_ARGS__) { return api_not_implemented("nccl" #name, what); }
 
-#define COMM_WORK "communicators: bootstrap and init"
 #define GPU_WORK "GPU memory and registration"
 
-MK_STUB(CommRevoke, COMM_WORK, ncclComm_t comm, int revokeFlags)
 MK_STUB(CommWindowRegister, GPU_WORK, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
         int winFlags)
 MK_STUB(CommWindowDeregister, GPU_WORK, ncclComm_t comm, ncclWindow_t win)

@@ -75,6 +75,7 @@ struct ncclComm {
   int stagesDone; /* comm_init.c: stages whose init completed */
   int finalizeCalled;
   int busy; /* atomic: group runs using this comm now; ncclCommAbort from another thread waits for them */
+  int revoked; /* atomic: ncclCommRevoke ended its work; only a parent (Split/Shrink) or torn down now */
 
   /* ---- bootstrap (bootstrap) ---- */
   bootstrap_handle_t* handles; /* [nHandles] the unique ids */
@@ -137,6 +138,9 @@ ncclResult_t comm_create(struct ncclComm** out, int nRanks, const bootstrap_hand
 /* ncclCommSplit's work (comm_split.c): *out NULL for NCCL_SPLIT_NOCOLOR. */
 ncclResult_t comm_split(struct ncclComm* parent, int color, int key, const ncclConfig_t* config,
                         struct ncclComm** out, const char* fn);
+/* ncclCommRevoke's work (comm_split.c): end the comm's work, refuse new
+ * work; it stays a parent for Split and Shrink. */
+ncclResult_t comm_revoke(struct ncclComm* comm);
 /* ncclCommShrink's work (comm_split.c); the arguments are checked. */
 ncclResult_t comm_shrink(struct ncclComm* parent, const int* exclude, int nExclude, const ncclConfig_t* config,
                          int flags, struct ncclComm** out, const char* fn);

@@ -37,6 +37,25 @@ static ncclResult_t comm_split_id(struct ncclComm* parent, const comm_split_entr
   return ncclSuccess;
 }
 
+/* A revoked parent (its abort flag raised) still serves as a parent: its
+ * bootstrap's waits stop watching the flag for the exchange. */
+static volatile uint32_t* comm_parent_unwatch(struct ncclComm* parent) {
+  if (!__atomic_load_n(&parent->revoked, __ATOMIC_ACQUIRE)) return parent->abortFlag;
+  return bootstrap_abort_watch(parent->bootstrap, NULL);
+}
+
+static void comm_parent_rewatch(struct ncclComm* parent, volatile uint32_t* watched) {
+  if (__atomic_load_n(&parent->revoked, __ATOMIC_ACQUIRE)) bootstrap_abort_watch(parent->bootstrap, watched);
+}
+
+ncclResult_t comm_revoke(struct ncclComm* parent) {
+  __atomic_store_n(parent->abortFlag, 1, __ATOMIC_RELEASE); /* every wait of its work ends */
+  while (__atomic_load_n(&parent->busy, __ATOMIC_ACQUIRE) > 0) usleep(1000);
+  __atomic_store_n(&parent->revoked, 1, __ATOMIC_RELEASE);
+  MK_INFO(NCCL_INIT, "comm %p rank %d: revoked", (void*)parent, parent->rank);
+  return ncclSuccess;
+}
+
 ncclResult_t comm_split(struct ncclComm* parent, int color, int key, const ncclConfig_t* config,
                         struct ncclComm** out, const char* fn) {
   int n = parent->nRanks;
@@ -44,8 +63,14 @@ ncclResult_t comm_split(struct ncclComm* parent, int color, int key, const ncclC
   if (!all) return MK_FAIL(ncclSystemError, "%s: out of memory", fn);
   ncclResult_t res = ncclSuccess;
   all[parent->rank] = (comm_split_entry_t){color, key, parent->rank};
-  MK_CHECK_GOTO(bootstrap_allgather(parent->bootstrap, all, sizeof(*all)), res, done);
+  volatile uint32_t* watched = comm_parent_unwatch(parent);
+  res = bootstrap_allgather(parent->bootstrap, all, sizeof(*all));
+  if (res != ncclSuccess) {
+    comm_parent_rewatch(parent, watched);
+    goto done;
+  }
   if (color == NCCL_SPLIT_NOCOLOR) {
+    comm_parent_rewatch(parent, watched);
     *out = NULL;
     goto done;
   }
@@ -56,7 +81,9 @@ ncclResult_t comm_split(struct ncclComm* parent, int color, int key, const ncclC
   int me = 0;
   while (all[me].rank != parent->rank) me++;
   bootstrap_handle_t h;
-  MK_CHECK_GOTO(comm_split_id(parent, all, m, me, &h), res, done);
+  res = comm_split_id(parent, all, m, me, &h);
+  comm_parent_rewatch(parent, watched);
+  if (res != ncclSuccess) goto done;
   MK_INFO(NCCL_INIT, "comm %p rank %d: split color %d key %d -> rank %d of %d", (void*)parent, parent->rank, color, key,
           me, m);
   res = comm_create(out, m, &h, 1, me, parent->cudaDev, config, &parent->config, fn);
@@ -82,17 +109,13 @@ ncclResult_t comm_shrink(struct ncclComm* parent, const int* exclude, int nExclu
     if (r == parent->rank) me = m;
     members[m++] = (comm_split_entry_t){0, 0, r};
   }
-  volatile uint32_t* watched = NULL;
-  if (flags & NCCL_SHRINK_ABORT) {
-    /* End whatever the parent still runs (a failed peer's collective),
-     * then talk to the survivors over its bootstrap regardless. */
-    __atomic_store_n(parent->abortFlag, 1, __ATOMIC_RELEASE);
-    while (__atomic_load_n(&parent->busy, __ATOMIC_ACQUIRE) > 0) usleep(1000);
-    watched = bootstrap_abort_watch(parent->bootstrap, NULL);
-  }
+  /* ABORT: end whatever the parent still runs (a failed peer's collective)
+   * as ncclCommRevoke does, then talk to the survivors regardless. */
+  if (flags & NCCL_SHRINK_ABORT) comm_revoke(parent);
+  volatile uint32_t* watched = comm_parent_unwatch(parent);
   bootstrap_handle_t h;
   res = comm_split_id(parent, members, m, me, &h);
-  if (flags & NCCL_SHRINK_ABORT) bootstrap_abort_watch(parent->bootstrap, watched);
+  comm_parent_rewatch(parent, watched);
   if (res != ncclSuccess) goto done;
   MK_INFO(NCCL_INIT, "comm %p rank %d: shrink without %d rank(s) -> rank %d of %d", (void*)parent, parent->rank,
           nExclude, me, m);

@@ -15,6 +15,9 @@ void comm_poll_device_error(struct ncclComm* comm) {
 ncclResult_t comm_check_usable(struct ncclComm* comm, const char* fn) {
   MK_CHECK(comm_ensure_ready(comm, fn));
   comm_poll_device_error(comm);
+  if (__atomic_load_n(&comm->revoked, __ATOMIC_ACQUIRE))
+    return MK_FAIL(ncclInvalidUsage, "%s: comm %p was revoked (ncclCommRevoke): it can only be split, shrunk, "
+                   "finalized, destroyed or aborted", fn, (void*)comm);
   ncclResult_t async = __atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE);
   if (async != ncclSuccess)
     return MK_FAIL(async, "%s: comm %p had an error earlier (%s); abort it", fn, (void*)comm, ncclGetErrorString(async));

@@ -1,11 +1,15 @@
-/* ncclCommShrink through the public API, ranks as processes:
+/* ncclCommShrink and ncclCommRevoke through the public API, ranks as
+ * processes:
  * - default: the excluded rank does not call it (it only aborts its parent);
  *   the others get a communicator of the survivors, renumbered in parent
  *   order, that runs an AllReduce with the right sum;
  * - NCCL_SHRINK_ABORT: the excluded rank is killed (SIGKILL) after a first
  *   collective; the survivors shrink and carry on;
  * - bad arguments: NULL output or list, out-of-range, duplicate or own rank,
- *   unknown flags, everyone excluded. */
+ *   unknown flags, everyone excluded;
+ * - revoke: new work is refused, a second revoke is harmless, bad flags are
+ *   an error, and the revoked communicator is still split and shrunk, then
+ *   destroyed (the rank left out of the shrink destroys it too). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -98,6 +102,35 @@ static int abort_main(int rank, int n, void* arg) {
   return 0;
 }
 
+static int revoke_main(int rank, int n, void* arg) {
+  (void)arg;
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
+  ncclComm_t world;
+  CHECK_NCCL(ncclCommInitRank(&world, n, id, rank));
+  float v = 1, sum = 0;
+  CHECK_NCCL(ncclAllReduce(&v, &sum, 1, ncclFloat, ncclSum, world, NULL));
+  CHECK_EQ_INT(ncclCommRevoke(world, 0x8), ncclInvalidArgument);
+  CHECK_NCCL(ncclCommRevoke(world, NCCL_REVOKE_DEFAULT));
+  CHECK_NCCL(ncclCommRevoke(world, NCCL_REVOKE_DEFAULT));
+  CHECK_EQ_INT(ncclAllReduce(&v, &sum, 1, ncclFloat, ncclSum, world, NULL), ncclInvalidUsage);
+  ncclComm_t split = NULL;
+  CHECK_NCCL(ncclCommSplit(world, 0, rank, &split, NULL));
+  int everyone[8];
+  for (int r = 0; r < n; r++) everyone[r] = r;
+  CHECK(check_new(split, rank, n, everyone) == 0);
+  CHECK_NCCL(ncclCommDestroy(split));
+  int left = n - 1;
+  if (rank != left) {
+    ncclComm_t shrunk = NULL;
+    CHECK_NCCL(ncclCommShrink(world, &left, 1, &shrunk, NULL, NCCL_SHRINK_DEFAULT));
+    CHECK(check_new(shrunk, rank, n - 1, everyone) == 0);
+    CHECK_NCCL(ncclCommDestroy(shrunk));
+  }
+  CHECK_NCCL(ncclCommDestroy(world));
+  return 0;
+}
+
 int main(void) {
   for (int n = 2; n <= 4; n++) {
     CHECK_MSG(ranks_run(n, default_main, NULL, 120) == 0, "default, %d ranks", n);
@@ -105,6 +138,7 @@ int main(void) {
     CHECK_MSG(ranks_run_status(n, abort_main, NULL, 120, status) == 0, "abort, %d ranks: timed out", n);
     for (int r = 0; r < n - 1; r++) CHECK_MSG(status[r] == 0, "abort, %d ranks: rank %d ended with %d", n, r, status[r]);
     CHECK_MSG(status[n - 1] == -SIGKILL, "abort, %d ranks: the dead rank ended with %d", n, status[n - 1]);
+    CHECK_MSG(ranks_run(n, revoke_main, NULL, 120) == 0, "revoke, %d ranks", n);
   }
   printf("test_comm_shrink: OK\n");
   return 0;
