@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -19,6 +20,41 @@ void* ranks_shared_alloc(unsigned long bytes) {
 }
 
 #define RANKS_GRACE_SEC 15
+
+#define RANKS_SHARE_SLOTS 16
+#define RANKS_SHARE_BYTES 1024
+#define RANKS_SHARE_WAIT_SEC 120
+typedef struct {
+  int ready;
+  char data[RANKS_SHARE_BYTES];
+} share_slot_t;
+static share_slot_t* shareSlots; /* mapped once, emptied before each run's forks */
+static int shareNext;            /* this process's next slot */
+
+int ranks_share(int rank, void* data, unsigned long bytes, ranks_make_fn make) {
+  if (!shareSlots || bytes > RANKS_SHARE_BYTES || shareNext >= RANKS_SHARE_SLOTS) {
+    fprintf(stderr, "ranks_share: outside ranks_run, more than %d bytes or %d calls\n", RANKS_SHARE_BYTES,
+            RANKS_SHARE_SLOTS);
+    return -1;
+  }
+  share_slot_t* s = &shareSlots[shareNext++];
+  if (rank == 0) {
+    if (make(data) != 0) return -1;
+    memcpy(s->data, data, bytes);
+    __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+    return 0;
+  }
+  /* Bounded: if rank 0 failed first, ranks_run ends this rank anyway. */
+  for (int ms = 0; !__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE); ms++) {
+    if (ms >= RANKS_SHARE_WAIT_SEC * 1000) {
+      fprintf(stderr, "ranks_share: rank %d: rank 0 shared nothing in %d s\n", rank, RANKS_SHARE_WAIT_SEC);
+      return -1;
+    }
+    usleep(1000);
+  }
+  memcpy(data, s->data, bytes);
+  return 0;
+}
 
 int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
   int status[256];
@@ -36,6 +72,9 @@ int ranks_run(int nranks, rank_fn fn, void* arg, int timeoutSec) {
 int ranks_run_status(int nranks, rank_fn fn, void* arg, int timeoutSec, int* status) {
   pid_t pids[256];
   if (nranks < 1 || nranks > 256) return -1;
+  if (!shareSlots && !(shareSlots = ranks_shared_alloc(sizeof(share_slot_t) * RANKS_SHARE_SLOTS))) return -1;
+  memset(shareSlots, 0, sizeof(share_slot_t) * RANKS_SHARE_SLOTS);
+  shareNext = 0;
   fflush(stdout);
   fflush(stderr);
   pid_t parent = getpid();

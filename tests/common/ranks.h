@@ -19,4 +19,17 @@ int ranks_run_status(int nranks, rank_fn fn, void* arg, int timeoutSec, int* sta
 /* Anonymous shared memory visible to all forked ranks (for results). */
 void* ranks_shared_alloc(unsigned long bytes);
 
+/* Setup made in rank 0 after the fork and copied to every rank, such as a
+ * unique id: rank 0 calls make(data) (nonzero: failed), the others wait
+ * and get the same `bytes` (at most 1024) in `data`. Every rank makes the
+ * same calls in the same order (each call is one slot, 16 per run).
+ * Why not make the id in the parent: ncclGetUniqueId starts the bootstrap
+ * root thread there, and a process forked beside a running thread gets its
+ * memory but not the thread. ThreadSanitizer then stops the child ("dup
+ * thread with used id"), AddressSanitizer takes the dead thread's stack,
+ * which glibc frees in the child, for a live one and reports false errors
+ * on memory mapped there later, and a lock that thread held stays held. */
+typedef int (*ranks_make_fn)(void* data);
+int ranks_share(int rank, void* data, unsigned long bytes, ranks_make_fn make);
+
 #endif
