@@ -23,12 +23,11 @@
 #include "nccl.h"
 #include "plan_observe.h"
 #include "profiler/nccl_profiler.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 #define COUNT 40000 /* floats per rank: several steps per connection */
 
 typedef struct {
-  ncclUniqueId id;
   int version;
   const char* path;
 } scenario_t;
@@ -143,8 +142,10 @@ static void check_balanced(const test_report_t* r, int v) {
 
 static int rank_main(int rank, int n, void* arg) {
   scenario_t* sc = arg;
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, sc->id, rank));
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   test_report_t* r = plan_observe_report(sc->path); /* holds the library past finalize */
   coll_each_run(comm, rank, n, COUNT);
   check_mask_toggle(comm, r);
@@ -164,7 +165,6 @@ int main(void) {
   for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
     scenario_t sc = {.version = runs[i].version, .path = runs[i].path};
     setenv("NCCL_PROFILER_PLUGIN", runs[i].path, 1);
-    CHECK_NCCL(ncclGetUniqueId(&sc.id));
     CHECK_MSG(ranks_run(runs[i].ranks, rank_main, &sc, 120) == 0, "v%d, %d ranks", runs[i].version, runs[i].ranks);
   }
   printf("test_plan_profile: OK\n");
