@@ -23,7 +23,7 @@
 #include "device/common/work.h"
 #include "nccl.h"
 #include "plan/plan_tune.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 static ncclUniqueId ids[3];
 
@@ -125,6 +125,7 @@ static void check_simulate(ncclComm_t model, ncclComm_t ring, ncclComm_t tree, i
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
+  for (int i = 0; i < 3; i++) ranks_unique_id(rank, &ids[i]);
   ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
   ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
   ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
@@ -147,7 +148,6 @@ static int rank_main(int rank, int n, void* arg) {
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2;
   CHECK(n >= 2 && n <= 8);
-  for (int i = 0; i < 3; i++) CHECK_NCCL(ncclGetUniqueId(&ids[i]));
   CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 500), 0);
   printf("test_plan_rooted %d: OK\n", n);
   return 0;
