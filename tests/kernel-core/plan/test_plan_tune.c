@@ -76,11 +76,13 @@ static void expect_plan_of(const test_report_t* r, int from, const char* algo, i
   CHECK_STR_CONTAINS(r->recs[coll].algo, algo);
   CHECK_EQ_INT(plan_observe_children(r, ncclProfileKernelCh, coll), nChannels);
   int ops = 0;
+  plan_observe_lock(1); /* the proxy thread may still be recording */
   for (int i = coll; i < r->n; i++)
     if (r->recs[i].type == ncclProfileProxyOp && r->recs[i].parent == coll) {
       CHECK_EQ_INT(r->recs[i].chunkSize, chunk);
       ops++;
     }
+  plan_observe_lock(0);
   if (rooted) return;
   if (strcmp(algo, "Ring") == 0) CHECK_EQ_INT(ops, 2 * nChannels); /* a send and a recv sub per channel */
   else CHECK_MSG(ops >= 2 * nChannels, "%d proxy ops for %d tree channels", ops, nChannels); /* a sub per tree peer and direction */
