@@ -48,9 +48,15 @@ sanitized() { # name, -fsanitize list, extra C flags, ctest args...
   local name="$1" list="$2" cflags="$3" t0 t1 t2
   shift 3
   t0=$SECONDS
-  cmake -S . -B "build-$name" -DMKCCL_WERROR=ON -DMKCCL_ENABLE_CUDA=OFF -DMKCCL_SANITIZE="$list" \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-fno-sanitize-recover=all $cflags" >/dev/null
-  cmake --build "build-$name" -j"$jobs" >/dev/null
+  # The build's output goes to a log, shown when it fails.
+  mkdir -p "build-$name"
+  if ! { cmake -S . -B "build-$name" -DMKCCL_WERROR=ON -DMKCCL_ENABLE_CUDA=OFF -DMKCCL_SANITIZE="$list" \
+           -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-fno-sanitize-recover=all $cflags" &&
+         cmake --build "build-$name" -j"$jobs"; } >"build-$name/build.log" 2>&1; then
+    tail -n 60 "build-$name/build.log"
+    echo "sanitize $name: build failed (build-$name/build.log)" >&2
+    return 1
+  fi
   t1=$SECONDS
   ctest --test-dir "build-$name" --output-on-failure -j"$test_jobs" --timeout 900 -E "$skip|$timed" "$@"
   ctest --test-dir "build-$name" --output-on-failure -j1 --timeout 900 -R "$timed" -E "$skip" "$@"
