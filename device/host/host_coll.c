@@ -53,6 +53,12 @@ static int host_coll_bind(host_prims_t* p, channel_t* ch, const int* recvPeers, 
 #include "device/common/coll_ring.h"
 #include "device/common/coll_tree.h"
 
+/* Why a run stopped: the abort flag (raised by the proxy thread or another
+ * rank's wait, hence an atomic load) means a peer failed. */
+static ncclResult_t host_coll_failure(const host_prims_t* p) {
+  return __atomic_load_n(p->abortFlag, __ATOMIC_ACQUIRE) ? ncclRemoteError : ncclInternalError;
+}
+
 static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims_t* p, int nRanks) {
   mk_ring_ctx_t c;
   c.nRanks = nRanks;
@@ -66,7 +72,7 @@ static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims
   coll_ring_uses(&c, w, &recvs, &sends);
   host_coll_attach1(p, recvs ? &ch->peers[ch->ring.prev].recv[MK_CONN_COLL] : NULL,
                     sends ? &ch->peers[ch->ring.next].send[MK_CONN_COLL] : NULL);
-  if (coll_ring_run(p, w, &c)) return *p->abortFlag ? ncclRemoteError : ncclInternalError;
+  if (coll_ring_run(p, w, &c)) return host_coll_failure(p);
   return ncclSuccess;
 }
 
@@ -75,7 +81,7 @@ static ncclResult_t host_coll_tree(channel_t* ch, const mk_work_t* w, host_prims
   channel_tree_t t;
   channel_tree_for(ch, nRanks, w->coll, w->root, &t);
   coll_tree_ctx_init(&c, t.up, t.down, ch->id - w->channelLo, w->chunkSize, (int64_t)p->typeSize, ch);
-  if (coll_tree_run(p, w, &c)) return *p->abortFlag ? ncclRemoteError : ncclInternalError;
+  if (coll_tree_run(p, w, &c)) return host_coll_failure(p);
   return ncclSuccess;
 }
 

@@ -95,7 +95,7 @@ void proxy_op_free(proxy_op_t* op) {
 static int proxy_nothing_to_do(void) {
   op_queue_t* q = &proxy.loop->queue;
   return __atomic_load_n(&proxy.loop->nActive, __ATOMIC_ACQUIRE) == 0 &&
-         atomic_load(&q->head) == &q->stub && q->tail == &q->stub && atomic_load(&q->stub.next) == NULL;
+         atomic_load(&q->head) == &q->stub && atomic_load(&q->tail) == &q->stub && atomic_load(&q->stub.next) == NULL;
 }
 
 static void* proxy_thread_main(void* arg) {

@@ -27,7 +27,7 @@
 #include "check.h"
 #include "nccl.h"
 #include "proc_count.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 #define TIMEOUT_S 2 /* MKCCL_TIMEOUT for this test */
 #define SLACK_S 4   /* teardown and scheduling on a loaded 2-core machine */
@@ -41,7 +41,6 @@
 #define SEND_FLOATS ((size_t)8 << 20) /* 32 MiB each, 96 MiB in all */
 
 typedef struct {
-  ncclUniqueId id;
   int kill;      /* kill the victim before the flush (else after) */
   int finalize;  /* ncclCommFinalize, then ncclCommDestroy; else destroy alone */
   volatile pid_t victimPid;
@@ -63,8 +62,10 @@ static void kill_victim(round_t* r) {
 static int rank_main(int rank, int n, void* arg) {
   round_t* r = arg;
   int fds0 = proc_count_fds(), threads0 = proc_count_threads();
+  ncclUniqueId id; /* made after the baseline: rank 0 runs the root until init joins it */
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, r->id, rank));
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   float* buf = calloc(NSENDS * SEND_FLOATS, sizeof(float));
   CHECK(buf);
   CHECK_NCCL(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, NULL));
@@ -138,7 +139,6 @@ int main(int argc, char** argv) {
   for (int finalize = 1; finalize >= 0; finalize--) {
     round_t* r = ranks_shared_alloc(sizeof(round_t));
     CHECK(r);
-    CHECK_NCCL(ncclGetUniqueId(&r->id));
     r->kill = kill;
     r->finalize = finalize;
     printf("round: victim %s, survivor calls %s\n", kill ? "killed before the flush" : "stuck during the flush",

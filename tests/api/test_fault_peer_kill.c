@@ -19,7 +19,7 @@
 
 #include "check.h"
 #include "nccl.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 #define NRANKS 4
 #define COUNT (256 * 1024)
@@ -28,7 +28,6 @@
 #define SLACK_S 4    /* teardown and scheduling on a loaded 2-core machine */
 
 typedef struct {
-  ncclUniqueId id;
   int victim;
   int delayMs;           /* after the victim's first good collective */
   volatile int64_t killNs;
@@ -52,8 +51,10 @@ static void* killer(void* arg) {
 
 static int rank_main(int rank, int n, void* arg) {
   round_t* r = arg;
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, r->id, rank));
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   float* in = malloc(COUNT * sizeof(float));
   float* out = malloc(COUNT * sizeof(float));
   CHECK(in && out);
@@ -101,7 +102,6 @@ int main(int argc, char** argv) {
   for (int k = 0; k < rounds; k++) {
     round_t* r = ranks_shared_alloc(sizeof(round_t));
     CHECK(r);
-    CHECK_NCCL(ncclGetUniqueId(&r->id));
     r->victim = 1 + k % (NRANKS - 1);
     r->delayMs = 5 + rand() % 200; /* a random point of the run */
     printf("round %d: rank %d killed %d ms after its first collective\n", k, r->victim, r->delayMs);

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Every test: install what is missing, build, run the whole ctest suite.
+# Every test: install what is missing, build, run the whole ctest suite, then
+# the suite again under ASan+UBSan and under TSan (tools/dev/sanitize.sh).
+# MKCCL_TEST_SANITIZERS=0 skips the sanitizer runs (CI never does).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/dev/deps.sh
 tools/dev/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
+if [[ "${MKCCL_TEST_SANITIZERS:-1}" != 0 ]]; then
+  tools/dev/sanitize.sh all
+fi

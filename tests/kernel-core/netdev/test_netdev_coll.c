@@ -25,7 +25,7 @@
 #include "net-device/mkccl_unpack_v7.h"
 #include "netdev/netdev.h"
 #include "plugin/loader.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 static int refused;
 static char tmpdir[256];
@@ -51,7 +51,7 @@ static void large_allreduce(ncclComm_t comm, int rank, int n) {
   free(buf);
 }
 
-/* The log file is opened by whichever process logs first (the parent, at
+/* The log file is opened by whichever process logs first (rank 0, at
  * ncclGetUniqueId) and shared by the ranks: look in every one there is. */
 static int log_has(const char* needle) {
   char pattern[400];
@@ -72,6 +72,7 @@ static int log_has(const char* needle) {
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
   CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   long wrong = coll_matrix_run(comm, rank, n, 1, &coll_mem_host, NULL);
@@ -128,7 +129,6 @@ int main(int argc, char** argv) {
     snprintf(manifests, sizeof(manifests), "%s:%s", getenv("MKCCL_MANIFEST"), path);
     setenv("MKCCL_MANIFEST", manifests, 1);
   }
-  CHECK_NCCL(ncclGetUniqueId(&id));
   int rc = ranks_run(n, rank_main, NULL, 300);
   char cmd[600];
   snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);

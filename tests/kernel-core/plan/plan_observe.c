@@ -23,6 +23,13 @@ void plan_observe_set_mask(int mask) {
   fn(mask);
 }
 
+void plan_observe_lock(int on) {
+  CHECK(plan_observe_lib);
+  test_lock_fn fn = (test_lock_fn)(uintptr_t)dlsym(plan_observe_lib, "test_profiler_lock");
+  CHECK(fn);
+  fn(on);
+}
+
 void plan_observe_release(void) {
   if (plan_observe_lib) dlclose(plan_observe_lib);
   plan_observe_lib = NULL;
@@ -30,13 +37,17 @@ void plan_observe_release(void) {
 
 int plan_observe_children(const test_report_t* r, uint64_t type, int parent) {
   int n = 0;
+  plan_observe_lock(1);
   for (int i = 0; i < r->n; i++) n += r->recs[i].type == type && (parent < 0 || r->recs[i].parent == parent);
+  plan_observe_lock(0);
   return n;
 }
 
 int plan_observe_last(const test_report_t* r, uint64_t type, int from) {
   int last = -1;
+  plan_observe_lock(1);
   for (int i = from; i < r->n; i++)
     if (r->recs[i].type == type) last = i;
+  plan_observe_lock(0);
   return last;
 }

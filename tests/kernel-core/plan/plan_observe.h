@@ -14,6 +14,10 @@ void plan_observe_release(void);
 /* The profiler changes its activation mask (the host reads it at each event). */
 void plan_observe_set_mask(int mask);
 
+/* Holds (on = 1) or lets go of the profiler's lock, around reads of a
+ * report the proxy thread may still be adding to. */
+void plan_observe_lock(int on);
+
 /* Records of `type` whose parent is record `parent` (-1: any parent). */
 int plan_observe_children(const test_report_t* r, uint64_t type, int parent);
 /* Index of the last record of `type` from `from` on, -1 if none. */

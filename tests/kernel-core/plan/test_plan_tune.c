@@ -26,7 +26,7 @@
 #include "nccl.h"
 #include "plan_observe.h"
 #include "profiler/nccl_profiler.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 #define COUNT (3 * 65536 + 7) /* floats: several chunks per channel, a ragged end */
 #define DEFAULT_CHUNK (4 * (4194304 / 8)) /* a ring chunk: 4 steps of the default buffer */
@@ -36,7 +36,6 @@ static const char* const tuner_paths[7] = {NULL, NULL, TEST_TUNER_V2, TEST_TUNER
                                            TEST_TUNER_V6};
 
 typedef struct {
-  ncclUniqueId id;
   int nChannels;         /* what the planner may use: the tuner's 3, or fewer when the comm has fewer */
   const char* rulesPath; /* rule tuner: rewritten between the two collectives */
 } scenario_t;
@@ -77,11 +76,13 @@ static void expect_plan_of(const test_report_t* r, int from, const char* algo, i
   CHECK_STR_CONTAINS(r->recs[coll].algo, algo);
   CHECK_EQ_INT(plan_observe_children(r, ncclProfileKernelCh, coll), nChannels);
   int ops = 0;
+  plan_observe_lock(1); /* the proxy thread may still be recording */
   for (int i = coll; i < r->n; i++)
     if (r->recs[i].type == ncclProfileProxyOp && r->recs[i].parent == coll) {
       CHECK_EQ_INT(r->recs[i].chunkSize, chunk);
       ops++;
     }
+  plan_observe_lock(0);
   if (rooted) return;
   if (strcmp(algo, "Ring") == 0) CHECK_EQ_INT(ops, 2 * nChannels); /* a send and a recv sub per channel */
   else CHECK_MSG(ops >= 2 * nChannels, "%d proxy ops for %d tree channels", ops, nChannels); /* a sub per tree peer and direction */
@@ -99,8 +100,10 @@ static int rank_forced(int rank, int n, void* arg) {
   char host[32];
   snprintf(host, sizeof(host), "plan-tune-node-%d", rank);
   setenv("NCCL_HOSTID", host, 1);
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, sc->id, rank));
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   test_report_t* r = plan_observe_report(TEST_PROFILER_V6);
   allreduce_checked(comm, rank, n);
   int tree = v % 2; /* what main told the tuner to force */
@@ -131,8 +134,10 @@ static const char rules_b[] =
 
 static int rank_rules(int rank, int n, void* arg) {
   scenario_t* sc = arg;
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, sc->id, rank));
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   test_report_t* r = plan_observe_report(TEST_PROFILER_V6);
   allreduce_checked(comm, rank, n);
   expect_plan(r, 0, "Ring", 2, 65536);
@@ -150,7 +155,6 @@ static int rank_rules(int rank, int n, void* arg) {
 }
 
 static void run(rank_fn fn, scenario_t* sc, int n) {
-  CHECK_NCCL(ncclGetUniqueId(&sc->id));
   CHECK_EQ_INT(ranks_run(n, fn, sc, 120), 0);
 }
 

@@ -21,6 +21,14 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 EXPORT test_report_t* test_profiler_report(void) { return &report; }
 
+/* The proxy thread records events while a test reads the report (a
+ * collective's ProxyOp/NetPlugin events may trail its return): readers of
+ * a live report hold this lock too. */
+EXPORT void test_profiler_lock(int on) {
+  if (on) pthread_mutex_lock(&lock);
+  else pthread_mutex_unlock(&lock);
+}
+
 static int rec_index(void* h) {
   if (!h) return -1;
   test_rec_t* r = h;

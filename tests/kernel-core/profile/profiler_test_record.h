@@ -36,5 +36,6 @@ typedef struct {
 
 typedef test_report_t* (*test_report_fn)(void);
 typedef void (*test_set_mask_fn)(int mask);
+typedef void (*test_lock_fn)(int on);
 
 #endif

@@ -20,7 +20,7 @@
 
 #include "check.h"
 #include "nccl.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 #define NRANKS 4
 #define COUNT (64 * 1024 + 3) /* several steps, and an odd tail */
@@ -57,7 +57,6 @@ static const fault_case_t error_cases[] = {
 };
 
 typedef struct {
-  ncclUniqueId id;
   fault_case_t c;
   volatile int good[NRANKS];
 } round_t;
@@ -78,8 +77,10 @@ static int rank_main(int rank, int n, void* arg) {
     setenv("MKCCL_NET_FAULTY_AT", at, 1);
     setenv("MKCCL_NET_FAULTY_DELAY_MS", "3", 1);
   }
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, r->id, rank));
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   int32_t* in = malloc(COUNT * sizeof(int32_t));
   int32_t* out = malloc(COUNT * sizeof(int32_t));
   CHECK(in && out);
@@ -136,7 +137,6 @@ int main(int argc, char** argv) {
     CHECK(r);
     r->c = cases[k];
     printf("%s at %s #%d on %s\n", r->c.mode, r->c.op, r->c.at, r->c.faultyRank < 0 ? "every rank" : "one rank");
-    CHECK_NCCL(ncclGetUniqueId(&r->id));
     CHECK_MSG(ranks_run(NRANKS, rank_main, r, 120) == 0, "case %d (%s at %s #%d) failed", k, r->c.mode, r->c.op,
               r->c.at);
   }

@@ -20,12 +20,13 @@
 #include "check.h"
 #include "coll_each.h"
 #include "nccl.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 static ncclUniqueId id;
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
   CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   coll_each_run(comm, rank, n, 40000);
@@ -71,7 +72,6 @@ int main(void) {
   setenv("NCCL_PROFILER_PLUGIN", PROFILER_PLUGIN, 1);
   setenv("NCCL_SHM_DISABLE", "1", 1);
   unsetenv("MKCCL_PROFILER_MASK"); /* the default: all but ProxyCtrl */
-  CHECK_NCCL(ncclGetUniqueId(&id));
   CHECK_EQ_INT(ranks_run(2, rank_main, NULL, 120), 0);
 
   for (int r = 0; r < 2; r++) {

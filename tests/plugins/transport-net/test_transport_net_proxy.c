@@ -53,13 +53,33 @@ typedef struct {
 static req_t* pending[MAXREQ];
 static int npending;
 
+/* Every request not freed yet: after a failed test the transport abandons
+ * its requests (the ABI lets it), and a real plugin frees them when their
+ * comms close; the fake does that at the end of each scenario. */
+static req_t* live[MAXREQ];
+static int nlive;
+
 static req_t* req_new(int kind) {
   req_t* r = calloc(1, sizeof(*r));
   CHECK(r != NULL);
+  CHECK(nlive < MAXREQ);
+  live[nlive++] = r;
   r->kind = kind;
   r->slow = slowEvery && ++reqCount % slowEvery == 0;
   for (int i = 0; i < 8; i++) r->msg[i] = -1;
   return r;
+}
+
+static void req_free(req_t* r) {
+  int i = 0;
+  while (i < nlive && live[i] != r) i++;
+  CHECK(i < nlive);
+  live[i] = live[--nlive];
+  free(r);
+}
+
+static void req_free_all(void) {
+  while (nlive) req_free(live[nlive - 1]);
 }
 
 static void match_pending(void) {
@@ -173,7 +193,7 @@ static ncclResult_t f_test(void* request, int* done, int* sizes) {
       for (int i = 0; i < r->n; i++) sizes[i] = (int)r->sizes[i];
   }
   *done = 1;
-  if (!(r->kind == 1 && askConsumed)) free(r); /* kept until irecvConsumed */
+  if (!(r->kind == 1 && askConsumed)) req_free(r); /* kept until irecvConsumed */
   return ncclSuccess;
 }
 static ncclResult_t f_close(void* c) { free(c); return ncclSuccess; }
@@ -181,7 +201,7 @@ static ncclResult_t f_consumed(void* comm, int n, void* request) {
   (void)comm;
   consumedCalls++;
   if (n > 1) consumedGroups++;
-  free(request);
+  req_free(request);
   return ncclSuccess;
 }
 static ncclResult_t f_finalize(void* ctx) { (void)ctx; return ncclSuccess; }
@@ -405,6 +425,7 @@ static void scenario(const char* lib, int flush, int consumed, int busyN, int de
     CHECK_NCCL(T->recv.free(rcv[c].conn));
   }
   CHECK_NCCL(T->finalize(tctx));
+  req_free_all();
   wire.head = wire.tail = 0;
   (void)lib;
 }

@@ -20,10 +20,9 @@
 
 #include "check.h"
 #include "nccl.h"
-#include "ranks.h"
+#include "ranks_id.h"
 
 typedef struct {
-  ncclUniqueId id;
   volatile int pid[2];
   volatile int rank0Ok;
 } shared_t;
@@ -53,8 +52,10 @@ static int segments_of(int pid) {
 static int rank_main(int rank, int n, void* arg) {
   shared_t* s = arg;
   s->pid[rank] = (int)getpid();
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
   ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, s->id, rank));
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
   int32_t one = 1, sum = 0;
   CHECK_NCCL(ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, comm, NULL));
   CHECK_EQ_INT(sum, 2);
@@ -90,7 +91,6 @@ int main(void) {
   int deadPid = stale_segment(stale, sizeof(stale));
   CHECK_EQ_INT(segments_of(deadPid), 1);
   shared_t* s = ranks_shared_alloc(sizeof(shared_t));
-  CHECK_NCCL(ncclGetUniqueId(&s->id));
   /* Rank 1 dies by design: ranks_run reports it; rank 0's verdict decides. */
   ranks_run(2, rank_main, s, 60);
   CHECK_MSG(s->rank0Ok, "rank 0 did not finish its checks");
