@@ -54,13 +54,19 @@ static int bad_args(ncclComm_t comm, int rank, int n) {
   return 0;
 }
 
+/* Every rank joins the world (an id made in rank 0 after the fork). */
+static int world_join(int rank, int n, ncclComm_t* world) {
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
+  CHECK_NCCL(ncclCommInitRank(world, n, id, rank));
+  return 0;
+}
+
 /* Rank 1 is left out and only aborts its parent. */
 static int default_main(int rank, int n, void* arg) {
   (void)arg;
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
   ncclComm_t world;
-  CHECK_NCCL(ncclCommInitRank(&world, n, id, rank));
+  CHECK(world_join(rank, n, &world) == 0);
   CHECK(bad_args(world, rank, n) == 0);
   int excluded = 1;
   if (rank == excluded) {
@@ -82,10 +88,8 @@ static int default_main(int rank, int n, void* arg) {
 /* The last rank dies after one collective; the others shrink with ABORT. */
 static int abort_main(int rank, int n, void* arg) {
   (void)arg;
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
   ncclComm_t world;
-  CHECK_NCCL(ncclCommInitRank(&world, n, id, rank));
+  CHECK(world_join(rank, n, &world) == 0);
   float v = 1, sum = 0;
   CHECK_NCCL(ncclAllReduce(&v, &sum, 1, ncclFloat, ncclSum, world, NULL));
   CHECK(sum == (float)n);
@@ -104,10 +108,8 @@ static int abort_main(int rank, int n, void* arg) {
 
 static int revoke_main(int rank, int n, void* arg) {
   (void)arg;
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
   ncclComm_t world;
-  CHECK_NCCL(ncclCommInitRank(&world, n, id, rank));
+  CHECK(world_join(rank, n, &world) == 0);
   float v = 1, sum = 0;
   CHECK_NCCL(ncclAllReduce(&v, &sum, 1, ncclFloat, ncclSum, world, NULL));
   CHECK_EQ_INT(ncclCommRevoke(world, 0x8), ncclInvalidArgument);
