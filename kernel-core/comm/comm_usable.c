@@ -5,7 +5,10 @@
 #include "proxy/proxy.h"
 
 void comm_poll_device_error(struct ncclComm* comm) {
-  if (comm->cudaDev < 0 || !comm->dp.gpuExec || !gpu_exec_timed_out(comm->dp.gpuExec)) return;
+  /* On every call of a GPU comm: a timed-out kernel raises the abort flag
+   * after marking its status row, so one load spares the scan of the rows. */
+  if (comm->cudaDev < 0 || !comm->dp.gpuExec || !__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE)) return;
+  if (!gpu_exec_timed_out(comm->dp.gpuExec)) return;
   if (__atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE) != ncclSuccess) return;
   MK_WARN("Rank %d: a GPU kernel waited on a peer for MKCCL_TIMEOUT without progress (a dead or stuck peer); the "
           "communicator failed (ncclRemoteError): abort it", comm->rank);
