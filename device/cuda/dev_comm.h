@@ -19,6 +19,7 @@ typedef struct {
   volatile uint64_t* head;
   mkcclConnFifo_v1* connFifo;
   uint64_t step;              /* the GPU executor's step counter, kept across kernels */
+  void* netDevHandle;         /* receives land elsewhere (net device UNPACK): the plugin's handle, else NULL */
 } mk_dev_conn_t;
 
 typedef struct {

@@ -10,19 +10,32 @@
 #include "device/cuda/dev_comm.h"
 #include "device/cuda/reduce.cuh"
 
+#ifdef MKCCL_KERNEL_UNPACK
+/* The variant for communicators whose net receives need a net-device
+ * plugin's unpack (docs/UNPACK.md): relocatable code, linked with the
+ * plugin's device code at communicator init (nvJitLink). The names and
+ * signatures are the ABI of abi/net-device/mkccl_net_device_v1.h. */
+#include "net-device/mkccl_net_device_v1.h"
+extern "C" __device__ uint64_t mkcclNetDevUnpackHead_v1(const void* handle);
+extern "C" __device__ void mkcclNetDevUnpack_v1(const void* handle, uint64_t head, char* dst, int nbytes,
+                                                void* warpScratch, int tid, int nthreads);
+extern "C" __device__ void mkcclNetDevUnpackSaveHead_v1(void* handle, uint64_t head);
+#define MK_UNPACK_SCRATCH (MK_KERNEL_THREADS / 32 * MKCCL_NET_DEVICE_WARP_SCRATCH)
+#endif
+
 /* ---- step waits and posts (seed 000 "GPU-Side Primitives") ------------ */
 
-__device__ __forceinline__ uint64_t mk_ld_acquire(volatile uint64_t* p) {
+static __device__ __forceinline__ uint64_t mk_ld_acquire(volatile uint64_t* p) {
   uint64_t v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ void mk_st_release(volatile uint64_t* p, uint64_t v) {
+static __device__ __forceinline__ void mk_st_release(volatile uint64_t* p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 /* Progress report for the host's watchdog (thread 0 only, cheap stores). */
-__device__ __forceinline__ void mk_status(volatile uint64_t* st, int word, uint64_t v) {
+static __device__ __forceinline__ void mk_status(volatile uint64_t* st, int word, uint64_t v) {
   if (st) st[word] = v;
 }
 
@@ -37,9 +50,10 @@ struct mk_prims {
   uint64_t timeoutNs; /* 0: wait forever */
   int* aborted; /* shared */
   volatile uint64_t* status; /* this channel's row, or NULL */
+  char* unpackScratch;       /* shared, per-warp metadata staging (UNPACK variant) */
 };
 
-__device__ __forceinline__ uint64_t mk_globaltimer(void) {
+static __device__ __forceinline__ uint64_t mk_globaltimer(void) {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
@@ -50,7 +64,7 @@ __device__ __forceinline__ uint64_t mk_globaltimer(void) {
  * marks its status row and raises the communicator's abort flag, so every
  * channel ends and the host reports ncclRemoteError (as the host executor
  * does after MKCCL_TIMEOUT). */
-__device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag,
+static __device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag,
                         volatile uint64_t* status, uint64_t timeoutNs) {
   int spins = 0;
   uint64_t v, seen = 0, since = 0;
@@ -80,7 +94,7 @@ __device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatile uint3
   return true;
 }
 
-__device__ char* mk_recv_ptr(mk_dev_conn_t* c, uint64_t step) {
+static __device__ char* mk_recv_ptr(mk_dev_conn_t* c, uint64_t step) {
   int slot = (int)(step % MKCCL_STEPS);
   if (c->connFifo && (c->flags & MKCCL_CONN_USE_FIFO)) {
     mkcclConnFifo_v1* f = &c->connFifo[slot];
@@ -90,20 +104,20 @@ __device__ char* mk_recv_ptr(mk_dev_conn_t* c, uint64_t step) {
   return c->buff + (size_t)slot * c->stepSize;
 }
 
-__device__ char* mk_send_ptr(mk_dev_conn_t* c, uint64_t step) {
+static __device__ char* mk_send_ptr(mk_dev_conn_t* c, uint64_t step) {
   int slot = (int)(step % MKCCL_STEPS);
   if ((c->flags & MKCCL_CONN_SHARED) && c->connFifo) return c->buff + c->connFifo[slot].offset;
   return c->buff + (size_t)slot * c->stepSize;
 }
 
 template <typename T, int OP>
-__device__ void mk_data(int tid, int n, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
+static __device__ void mk_data(int tid, int n, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
                         uint64_t scalar, int post) {
   mk_reduce_copy<T, OP>(tid, n, a, b, d0, d1, nelem, scalar, post);
 }
 
 template <typename T>
-__device__ void mk_data_op(int op, int tid, int n, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
+static __device__ void mk_data_op(int op, int tid, int n, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
                            uint64_t scalar, int post) {
   switch (op) {
     case MK_OP_PROD: mk_data<T, MK_OP_PROD>(tid, n, a, b, d0, d1, nelem, scalar, post); break;
@@ -117,7 +131,7 @@ __device__ void mk_data_op(int op, int tid, int n, const char* a, const char* b,
 
 /* Move or combine nelem elements: a copy when there is one input and no
  * arithmetic; else the typed loop. */
-__device__ void mk_move(const mk_prims& p, const char* a, const char* b, char* d0, char* d1, int64_t nelem, int post) {
+static __device__ void mk_move(const mk_prims& p, const char* a, const char* b, char* d0, char* d1, int64_t nelem, int post) {
   int tid = threadIdx.x, n = blockDim.x;
   bool arith = (a && b) || (b && p.op == MK_OP_PREMULSUM) || (post && p.op == MK_OP_SUMPOSTDIV);
   if (!arith) {
@@ -143,9 +157,23 @@ __device__ void mk_move(const mk_prims& p, const char* a, const char* b, char* d
   }
 }
 
+#ifdef MKCCL_KERNEL_UNPACK
+/* The receive at the handle's head, by the whole block; thread 0 moves the
+ * head on once every thread is done with it. */
+static __device__ void mk_unpack(mk_prims* p, char* slot, int64_t bytes) {
+  void* h = p->recv->netDevHandle;
+  uint64_t head = mkcclNetDevUnpackHead_v1(h);
+  mkcclNetDevUnpack_v1(h, head, slot, (int)bytes, p->unpackScratch, threadIdx.x, blockDim.x);
+  __threadfence(); /* the slot's bytes before the block reads them */
+  __syncthreads();
+  if (threadIdx.x == 0) mkcclNetDevUnpackSaveHead_v1(h, head + 1);
+  __syncthreads();
+}
+#endif
+
 /* One chunk (exactly chunkSteps steps on each connection used). Returns
  * non-zero when aborted. */
-__device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
+static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
   bool recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
   bool useSrc = mk_prim_reads_src(prim), useDst = mk_prim_writes_dst(prim);
   int final = mk_prim_is_final(prim);
@@ -171,6 +199,11 @@ __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst,
     }
     __syncthreads();
     if (*p->aborted) return 1;
+#ifdef MKCCL_KERNEL_UNPACK
+    /* One net receive per slice: its pages go from the bounce buffer into
+     * the slot before anyone reads it (the host executor does the same). */
+    if (recv && p->recv->netDevHandle) mk_unpack(p, mk_recv_ptr(p->recv, rstep), bytes);
+#endif
     if (bytes > 0) {
       const char* in = recv ? mk_recv_ptr(p->recv, rstep) : nullptr;
       char* out = send ? mk_send_ptr(p->send, sstep) : nullptr;
@@ -204,17 +237,17 @@ __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst,
   return 0;
 }
 
-#define MK_ALGO_FN __device__
+#define MK_ALGO_FN static __device__
 #define MK_PRIMS_T mk_prims
 #define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_chunk((p), (prim), (const char*)(src), (char*)(dst), (nelem))
 #include "device/common/coll_ring.h"
 
-__device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
+static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
   if (c && threadIdx.x == 0) c->step = steps_op_base(c->step, chunkSteps);
   __syncthreads();
 }
 
-__device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* base, int bid) {
+static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* base, int bid) {
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
   int sendChunks = 0, recvChunks = 0;
   mk_prims sp = *base, rp = *base;
@@ -245,7 +278,8 @@ __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* b
   }
 }
 
-__device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted) {
+static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted,
+                              char* scratch) {
   mk_prims p;
   int chunkSteps, sliceSteps;
   mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
@@ -259,6 +293,7 @@ __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_
   p.timeoutNs = comm->timeoutNs;
   p.aborted = aborted;
   p.status = comm->status ? comm->status + (size_t)channel * MK_DEV_STATUS_WORDS : nullptr;
+  p.unpackScratch = scratch;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
   if (w->coll == MK_COLL_SENDRECV && w->sendPeer == comm->rank && w->recvPeer == comm->rank) {
@@ -302,6 +337,11 @@ __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_
 extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS) mkccl_kernel(mk_kernel_args_t args) {
   __shared__ mk_work_t work;
   __shared__ int aborted;
+#ifdef MKCCL_KERNEL_UNPACK
+  __shared__ __align__(16) char scratch[MK_UNPACK_SCRATCH];
+#else
+  char* scratch = nullptr;
+#endif
   int channel = (int)args.channelLo + (int)blockIdx.x;
   mk_dev_channel_t* ch = &args.comm->channels[channel];
   if (threadIdx.x == 0) {
@@ -318,7 +358,7 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS) mkccl_kernel(mk_
     }
     __syncthreads();
     if (channel >= work.channelLo && channel < work.channelLo + work.nChannels && !aborted)
-      mk_run(args.comm, ch, &work, channel, &aborted);
+      mk_run(args.comm, ch, &work, channel, &aborted, scratch);
     __syncthreads();
   }
 }

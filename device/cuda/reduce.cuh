@@ -39,8 +39,8 @@ template <> struct mk_elem<__nv_fp8_e5m2> {
 };
 
 /* Integer sums and products wrap (two's complement), as on the host. */
-template <typename C> __device__ __forceinline__ C mk_add(C a, C b) { return a + b; }
-template <typename C> __device__ __forceinline__ C mk_mul(C a, C b) { return a * b; }
+template <typename C> static __device__ __forceinline__ C mk_add(C a, C b) { return a + b; }
+template <typename C> static __device__ __forceinline__ C mk_mul(C a, C b) { return a * b; }
 #define MK_WRAP(T, U)                                                                              \
   template <> __device__ __forceinline__ T mk_add<T>(T a, T b) { return (T)((U)a + (U)b); }       \
   template <> __device__ __forceinline__ T mk_mul<T>(T a, T b) { return (T)((U)a * (U)b); }
@@ -64,7 +64,7 @@ template <typename T, int OP> struct mk_op {
   __device__ static C post(C v, C s) { return OP == MK_OP_SUMPOSTDIV ? (C)(v / s) : v; }
 };
 
-template <typename T> __device__ __forceinline__ typename mk_elem<T>::C mk_scalar(uint64_t bits, int op) {
+template <typename T> static __device__ __forceinline__ typename mk_elem<T>::C mk_scalar(uint64_t bits, int op) {
   typedef typename mk_elem<T>::C C;
   if (op == MK_OP_SUMPOSTDIV) return (C)bits; /* a divisor */
   T t;
@@ -74,7 +74,7 @@ template <typename T> __device__ __forceinline__ typename mk_elem<T>::C mk_scala
 
 /* dst0 (and dst1) = [post](a (+) [pre](b)); a or b may be NULL. */
 template <typename T, int OP>
-__device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, const char* a, const char* b, char* d0,
+static __device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, const char* a, const char* b, char* d0,
                                                char* d1, int64_t nelem, uint64_t scalarBits, int post) {
   typedef typename mk_elem<T>::C C;
   typedef mk_op<T, OP> O;
@@ -115,7 +115,7 @@ __device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, const char
 }
 
 /* Plain copies (one input, no arithmetic): bytes, 16 at a time, unrolled. */
-__device__ __forceinline__ void mk_copy(int tid, int nthreads, const char* src, char* d0, char* d1, int64_t bytes) {
+static __device__ __forceinline__ void mk_copy(int tid, int nthreads, const char* src, char* d0, char* d1, int64_t bytes) {
   uintptr_t mis = (uintptr_t)src | (uintptr_t)d0 | (uintptr_t)d1;
   int64_t nvec = (mis & 15) ? 0 : bytes / 16;
   const uint4* s = (const uint4*)src;
