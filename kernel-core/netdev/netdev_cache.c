@@ -30,7 +30,8 @@ static uint64_t netdev_fnv(uint64_t h, const void* data, size_t size) {
 
 #define NETDEV_FNV_BASIS 14695981039346656037ull
 
-uint64_t netdev_cache_key(const netdev_link_input_t* inputs, int n, const char* arch, int linkerVersion) {
+uint64_t netdev_cache_key(const netdev_link_input_t* inputs, int n, const char* arch, netdev_link_mode_t mode,
+                          int linkerVersion) {
   uint64_t h = NETDEV_FNV_BASIS;
   for (int i = 0; i < n; i++) {
     uint64_t size = inputs[i].size;
@@ -38,6 +39,8 @@ uint64_t netdev_cache_key(const netdev_link_input_t* inputs, int n, const char* 
     h = netdev_fnv(h, inputs[i].data, inputs[i].size);
   }
   h = netdev_fnv(h, arch, strlen(arch));
+  int m = (int)mode;
+  h = netdev_fnv(h, &m, sizeof(m));
   return netdev_fnv(h, &linkerVersion, sizeof(linkerVersion));
 }
 

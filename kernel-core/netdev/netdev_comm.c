@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/err.h"
 #include "comm/comm.h"
@@ -11,13 +12,13 @@
 
 static uint64_t netdev_stat_receives, netdev_stat_bytes;
 
-/* GPU communicators run the plugin's device code: it must link with the
- * core's. The kernels' call site is not wired into the collective kernels
- * yet, so even a good link ends in a refusal that says so. */
-static void netdev_gpu_check(const mkcclNetDevice_v1* d, char* why, size_t size) {
+/* GPU communicators run the plugin's device code: the core's collective
+ * kernels (their UNPACK variant, relocatable) linked with it; the cubin is
+ * the one the GPU executor loads for this communicator (dp->netDevCubin). */
+static void netdev_gpu_link(dp_state_t* dp, const mkcclNetDevice_v1* d, char* why, size_t size) {
   const mkcclNetDeviceCode_v1* code = d->deviceCode ? d->deviceCode() : NULL;
   size_t coreSize = 0;
-  const void* core = netdev_core_ltoir(&coreSize);
+  const void* core = netdev_core_kernels(&coreSize);
   if (!code || !code->ltoir) {
     snprintf(why, size, "plugin '%s' has no device code (built without nvcc)", d->name);
     return;
@@ -26,17 +27,19 @@ static void netdev_gpu_check(const mkcclNetDevice_v1* d, char* why, size_t size)
     snprintf(why, size, "this build of the core has no device code to link with (built without nvcc)");
     return;
   }
-  netdev_link_input_t in[2] = {{core, coreSize, "mkccl-core"}, {code->ltoir, code->ltoirSize, d->name}};
-  void* cubin = NULL;
-  size_t bytes = 0;
+  netdev_link_input_t in[2] = {{core, coreSize, "mkccl-kernels"}, {code->ltoir, code->ltoirSize, d->name}};
   netdev_link_source_t source;
-  if (netdev_link(in, 2, code->arch ? code->arch : "sm_90", &cubin, &bytes, &source) != ncclSuccess) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (netdev_link(in, 2, code->arch ? code->arch : "sm_90", NETDEV_LINK_RELOCATABLE, &dp->netDevCubin,
+                  &dp->netDevCubinSize, &source) != ncclSuccess) {
     snprintf(why, size, "device code link failed: %s", err_last_get());
     return;
   }
-  free(cubin);
-  snprintf(why, size, "device code linked (%s), but the GPU kernels do not call it yet",
-           source == NETDEV_LINK_CACHED ? "cached" : "nvJitLink");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  MK_INFO(NCCL_INIT | NCCL_NET, "NETDEV: collective kernels with '%s' device code: %s in %.1f ms", d->name,
+          source == NETDEV_LINK_CACHED ? "from the cache" : "linked",
+          (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6);
 }
 
 ncclResult_t netdev_comm_open(struct ncclComm* comm) {
@@ -60,19 +63,22 @@ ncclResult_t netdev_comm_open(struct ncclComm* comm) {
   else if (!d)
     snprintf(why, sizeof(why), "no net-device plugin of type UNPACK was taken (see the NETDEV/Plugin lines)");
   else if (comm->cudaDev >= 0)
-    netdev_gpu_check(d, why, sizeof(why));
+    netdev_gpu_link(dp, d, why, sizeof(why));
   if (why[0]) {
     MK_INFO(NCCL_INIT | NCCL_NET, "NETDEV: rank %d: UNPACK refused: %s; the HOST path is used", comm->rank, why);
     return ncclSuccess;
   }
   dp->netDevType = NCCL_NET_DEVICE_UNPACK;
   dp->netDevice = d;
-  MK_INFO(NCCL_INIT | NCCL_NET, "NETDEV: rank %d: net receives use UNPACK 0x%x through '%s' (host unpack)", comm->rank,
-          d->version, d->name);
+  MK_INFO(NCCL_INIT | NCCL_NET, "NETDEV: rank %d: net receives use UNPACK 0x%x through '%s' (%s unpack)", comm->rank,
+          d->version, d->name, comm->cudaDev >= 0 ? "device" : "host");
   return ncclSuccess;
 }
 
 void netdev_comm_close(struct ncclComm* comm) {
+  free(comm->dp.netDevCubin);
+  comm->dp.netDevCubin = NULL;
+  comm->dp.netDevCubinSize = 0;
   comm->dp.netDevType = NCCL_NET_DEVICE_HOST;
   comm->dp.netDevice = NULL;
 }

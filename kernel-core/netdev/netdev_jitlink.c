@@ -99,15 +99,17 @@ static void nvjl_error_log(nvjl_handle_t h, char* out, size_t size) {
   free(text);
 }
 
-ncclResult_t netdev_jitlink_run(const netdev_link_input_t* inputs, int n, const char* arch, void** cubin,
-                                size_t* size) {
+ncclResult_t netdev_jitlink_run(const netdev_link_input_t* inputs, int n, const char* arch, netdev_link_mode_t mode,
+                                void** cubin, size_t* size) {
   MK_CHECK(nvjl_open());
   char archOpt[64];
   snprintf(archOpt, sizeof(archOpt), "-arch=%s", arch);
   const char* opts[] = {archOpt, "-lto"};
   nvjl_handle_t h = NULL;
-  int rc = nvjl.create(&h, 2, opts);
-  if (rc != NVJL_SUCCESS) return MK_FAIL(ncclSystemError, "NETDEV: nvJitLinkCreate(%s -lto) failed (%d)", archOpt, rc);
+  int nopts = mode == NETDEV_LINK_LTO ? 2 : 1;
+  int rc = nvjl.create(&h, (uint32_t)nopts, opts);
+  if (rc != NVJL_SUCCESS)
+    return MK_FAIL(ncclSystemError, "NETDEV: nvJitLinkCreate(%s%s) failed (%d)", archOpt, nopts == 2 ? " -lto" : "", rc);
   ncclResult_t res = ncclSuccess;
   char log[1024] = "";
   for (int i = 0; i < n && res == ncclSuccess; i++) {

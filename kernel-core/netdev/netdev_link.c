@@ -18,11 +18,25 @@ const void* netdev_core_ltoir(size_t* size) {
 }
 #endif
 
-ncclResult_t netdev_link(const netdev_link_input_t* inputs, int n, const char* arch, void** cubin, size_t* size,
-                         netdev_link_source_t* source) {
+#ifdef MKCCL_HAVE_UNPACK_KERNELS
+extern const char mk_cuda_unpack_cubin[];
+extern const char mk_cuda_unpack_cubin_end[];
+const void* netdev_core_kernels(size_t* size) {
+  *size = (size_t)(mk_cuda_unpack_cubin_end - mk_cuda_unpack_cubin);
+  return mk_cuda_unpack_cubin;
+}
+#else
+const void* netdev_core_kernels(size_t* size) {
+  *size = 0;
+  return NULL;
+}
+#endif
+
+ncclResult_t netdev_link(const netdev_link_input_t* inputs, int n, const char* arch, netdev_link_mode_t mode,
+                         void** cubin, size_t* size, netdev_link_source_t* source) {
   int version = 0;
   MK_CHECK(netdev_jitlink_version(&version));
-  uint64_t key = netdev_cache_key(inputs, n, arch, version);
+  uint64_t key = netdev_cache_key(inputs, n, arch, mode, version);
   char dir[4096];
   netdev_cache_dir(dir, sizeof(dir));
   if (dir[0] && netdev_cache_load(dir, key, arch, cubin, size) == 0) {
@@ -31,7 +45,7 @@ ncclResult_t netdev_link(const netdev_link_input_t* inputs, int n, const char* a
     *source = NETDEV_LINK_CACHED;
     return ncclSuccess;
   }
-  MK_CHECK(netdev_jitlink_run(inputs, n, arch, cubin, size));
+  MK_CHECK(netdev_jitlink_run(inputs, n, arch, mode, cubin, size));
   MK_INFO(NCCL_INIT, "NETDEV: device code for %s linked with nvJitLink %d.%d (%zu bytes)%s", arch, version / 1000,
           version % 1000, *size, dir[0] ? ", cached" : "");
   /* A cache that cannot be written costs the next init a link, nothing more. */

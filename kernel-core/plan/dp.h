@@ -43,6 +43,8 @@ typedef struct dp_state {
   struct plugin_net* netPlugin;
   int netDevType;          /* ncclNetDeviceType the net connections use (netdev/netdev.h) */
   const void* netDevice;   /* mkcclNetDevice_v1* of that type, NULL for HOST */
+  void* netDevCubin;       /* GPU and UNPACK: the collective kernels linked with its device code */
+  size_t netDevCubinSize;
 } dp_state_t;
 
 struct ncclComm;

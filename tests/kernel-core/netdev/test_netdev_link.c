@@ -5,7 +5,9 @@
  * the same inputs comes from the disk cache, byte for byte; a damaged cache
  * file is linked again; the core's side alone does not link (the plugin's
  * functions are missing) and says so; no nvJitLink at all is a clear error;
- * the cache key follows every input. Each case runs in its own process
+ * the cache key follows every input. The collective kernels' UNPACK
+ * variant (relocatable) links with the plugin's relocatable code into the
+ * kernel the GPU executor loads, and not without it. Each case runs in its own process
  * (nvJitLink is opened once per process). */
 #include <dlfcn.h>
 #include <glob.h>
@@ -50,14 +52,14 @@ static int case_link_and_cache(int rank, int n, void* arg) {
   void *a = NULL, *b = NULL, *c = NULL;
   size_t na = 0, nb = 0, nc = 0;
   netdev_link_source_t src;
-  CHECK_MSG(netdev_link(inputs, 2, "sm_90", &a, &na, &src) == ncclSuccess, "%s", err_last_get());
+  CHECK_MSG(netdev_link(inputs, 2, "sm_90", NETDEV_LINK_LTO, &a, &na, &src) == ncclSuccess, "%s", err_last_get());
   CHECK_EQ_INT(src, NETDEV_LINK_LINKED);
   CHECK(na > 64 && memcmp(a, "\177ELF", 4) == 0);
   CHECK(has_bytes(a, na, "mkcclNetDevUnpackKernel"));
   char file[512];
   CHECK_EQ_INT(cache_files(file, sizeof(file)), 1);
   /* Same inputs: from the cache, the same bytes. */
-  CHECK(netdev_link(inputs, 2, "sm_90", &b, &nb, &src) == ncclSuccess);
+  CHECK(netdev_link(inputs, 2, "sm_90", NETDEV_LINK_LTO, &b, &nb, &src) == ncclSuccess);
   CHECK_EQ_INT(src, NETDEV_LINK_CACHED);
   CHECK(nb == na && memcmp(a, b, na) == 0);
   /* A damaged entry is not used: linked again, and rewritten. */
@@ -66,12 +68,12 @@ static int case_link_and_cache(int rank, int n, void* arg) {
   CHECK(fseek(f, -5, SEEK_END) == 0);
   fputc(0x42 ^ 0xff, f);
   fclose(f);
-  CHECK(netdev_link(inputs, 2, "sm_90", &c, &nc, &src) == ncclSuccess);
+  CHECK(netdev_link(inputs, 2, "sm_90", NETDEV_LINK_LTO, &c, &nc, &src) == ncclSuccess);
   CHECK_EQ_INT(src, NETDEV_LINK_LINKED);
   CHECK(nc == na && memcmp(a, c, na) == 0);
   free(c);
   c = NULL;
-  CHECK(netdev_link(inputs, 2, "sm_90", &c, &nc, &src) == ncclSuccess);
+  CHECK(netdev_link(inputs, 2, "sm_90", NETDEV_LINK_LTO, &c, &nc, &src) == ncclSuccess);
   CHECK_EQ_INT(src, NETDEV_LINK_CACHED);
   free(a), free(b), free(c);
   return 0;
@@ -84,7 +86,7 @@ static int case_no_cache(int rank, int n, void* arg) {
     void* out = NULL;
     size_t size = 0;
     netdev_link_source_t src = NETDEV_LINK_CACHED;
-    CHECK(netdev_link(inputs, 2, "sm_90", &out, &size, &src) == ncclSuccess);
+    CHECK(netdev_link(inputs, 2, "sm_90", NETDEV_LINK_LTO, &out, &size, &src) == ncclSuccess);
     CHECK_EQ_INT(src, NETDEV_LINK_LINKED);
     free(out);
   }
@@ -97,9 +99,42 @@ static int case_unresolved(int rank, int n, void* arg) {
   void* out = NULL;
   size_t size = 0;
   netdev_link_source_t src;
-  CHECK_EQ_INT(netdev_link(inputs, 1, "sm_90", &out, &size, &src), ncclInvalidUsage);
+  CHECK_EQ_INT(netdev_link(inputs, 1, "sm_90", NETDEV_LINK_LTO, &out, &size, &src), ncclInvalidUsage);
   CHECK(out == NULL);
   CHECK_STR_CONTAINS(err_last_get(), "nvJitLink could not link the device code for sm_90");
+  return 0;
+}
+
+/* The collective kernels (UNPACK variant) with the plugin: what a GPU
+ * communicator using UNPACK loads. Relocatable, so the link is quick. */
+static netdev_link_input_t kernels[2];
+static int case_kernels(int rank, int n, void* arg) {
+  (void)rank, (void)n, (void)arg;
+  setenv("MKCCL_NET_DEVICE_CACHE_DIR", "none", 1);
+  void* out = NULL;
+  size_t size = 0;
+  netdev_link_source_t src;
+  CHECK_MSG(netdev_link(kernels, 2, "sm_90", NETDEV_LINK_RELOCATABLE, &out, &size, &src) == ncclSuccess, "%s",
+            err_last_get());
+  CHECK(size > 64 && memcmp(out, "\177ELF", 4) == 0);
+  CHECK(has_bytes(out, size, "mkccl_kernel"));
+  /* Another build of the plugin: the same core links it, into other code. */
+  void* lib = dlopen(UNPACK_DEVICE_ALT_LIB, RTLD_NOW | RTLD_LOCAL);
+  CHECK_MSG(lib, "%s", dlerror());
+  const mkcclNetDevice_v1* alt = dlsym(lib, MKCCL_NET_DEVICE_SYMBOL_V1);
+  CHECK(alt && alt->deviceCode && alt->deviceCode());
+  netdev_link_input_t swapped[2] = {kernels[0], {alt->deviceCode()->ltoir, alt->deviceCode()->ltoirSize, "alt"}};
+  void* other = NULL;
+  size_t otherSize = 0;
+  CHECK_MSG(netdev_link(swapped, 2, "sm_90", NETDEV_LINK_RELOCATABLE, &other, &otherSize, &src) == ncclSuccess, "%s",
+            err_last_get());
+  CHECK(has_bytes(other, otherSize, "mkccl_kernel"));
+  CHECK(otherSize != size || memcmp(other, out, size) != 0);
+  free(other);
+  free(out);
+  out = NULL;
+  CHECK_EQ_INT(netdev_link(kernels, 1, "sm_90", NETDEV_LINK_RELOCATABLE, &out, &size, &src), ncclInvalidUsage);
+  CHECK(out == NULL);
   return 0;
 }
 
@@ -109,7 +144,7 @@ static int case_no_linker(int rank, int n, void* arg) {
   void* out = NULL;
   size_t size = 0;
   netdev_link_source_t src;
-  CHECK_EQ_INT(netdev_link(inputs, 2, "sm_90", &out, &size, &src), ncclSystemError);
+  CHECK_EQ_INT(netdev_link(inputs, 2, "sm_90", NETDEV_LINK_LTO, &out, &size, &src), ncclSystemError);
   CHECK_STR_CONTAINS(err_last_get(), "NETDEV: nvJitLink cannot be opened: /nonexistent/libnvJitLink.so.13");
   return 0;
 }
@@ -119,16 +154,17 @@ static void test_cache_key(void) {
   char x[32] = "abcdefghijklmnopqrstuvwxyz01234", y[32];
   memcpy(y, x, sizeof(x));
   netdev_link_input_t one[2] = {{x, sizeof(x), "x"}, {x, 8, "x8"}}, two[2] = {{y, sizeof(y), "y"}, {y, 8, "y8"}};
-  uint64_t k = netdev_cache_key(one, 2, "sm_90", 13000);
-  CHECK(k == netdev_cache_key(two, 2, "sm_90", 13000)); /* names are not inputs */
-  CHECK(k != netdev_cache_key(one, 2, "sm_100", 13000));
-  CHECK(k != netdev_cache_key(one, 2, "sm_90", 13001));
-  CHECK(k != netdev_cache_key(one, 1, "sm_90", 13000));
+  uint64_t k = netdev_cache_key(one, 2, "sm_90", NETDEV_LINK_LTO, 13000);
+  CHECK(k == netdev_cache_key(two, 2, "sm_90", NETDEV_LINK_LTO, 13000)); /* names are not inputs */
+  CHECK(k != netdev_cache_key(one, 2, "sm_100", NETDEV_LINK_LTO, 13000));
+  CHECK(k != netdev_cache_key(one, 2, "sm_90", NETDEV_LINK_LTO, 13001));
+  CHECK(k != netdev_cache_key(one, 1, "sm_90", NETDEV_LINK_LTO, 13000));
+  CHECK(k != netdev_cache_key(one, 2, "sm_90", NETDEV_LINK_RELOCATABLE, 13000));
   y[31] ^= 1;
-  CHECK(k != netdev_cache_key(two, 2, "sm_90", 13000));
+  CHECK(k != netdev_cache_key(two, 2, "sm_90", NETDEV_LINK_LTO, 13000));
   /* Where one input ends and the next starts matters. */
   netdev_link_input_t split[2] = {{x, 16, "a"}, {x + 16, 16, "b"}}, whole[1] = {{x, 32, "c"}};
-  CHECK(netdev_cache_key(split, 2, "sm_90", 1) != netdev_cache_key(whole, 1, "sm_90", 1));
+  CHECK(netdev_cache_key(split, 2, "sm_90", NETDEV_LINK_LTO, 1) != netdev_cache_key(whole, 1, "sm_90", NETDEV_LINK_LTO, 1));
 }
 
 int main(void) {
@@ -149,6 +185,11 @@ int main(void) {
   CHECK(code && code->ltoir && code->ltoirSize > 0 && strcmp(code->arch, "sm_90") == 0);
   inputs[0] = (netdev_link_input_t){core, coreSize, "mkccl-core"};
   inputs[1] = (netdev_link_input_t){code->ltoir, code->ltoirSize, "unpack-device"};
+  size_t kernelsSize = 0;
+  const void* coreKernels = netdev_core_kernels(&kernelsSize);
+  CHECK(coreKernels && kernelsSize > 0);
+  kernels[0] = (netdev_link_input_t){coreKernels, kernelsSize, "mkccl-kernels"};
+  kernels[1] = inputs[1];
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/mkccl-netdev-link-XXXXXX");
   CHECK(mkdtemp(tmpdir));
   int rc = ranks_run(1, case_no_linker, NULL, 60);
@@ -160,6 +201,7 @@ int main(void) {
     rc |= ranks_run(1, case_link_and_cache, NULL, 120);
     rc |= ranks_run(1, case_no_cache, NULL, 120);
     rc |= ranks_run(1, case_unresolved, NULL, 120);
+    rc |= ranks_run(1, case_kernels, NULL, 120);
   }
   char cmd[400];
   snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
