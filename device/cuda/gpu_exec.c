@@ -48,6 +48,7 @@ struct gpu_exec {
   int localBytes;           /* the kernel's local memory per thread */
   size_t stackLimit;        /* the context's stack limit before init */
   double loadMs;            /* loading the module and the kernel (JIT included, if any) */
+  int unpack;               /* the module calls the net device plugin's unpack */
   pthread_t watchdog;
   int watchdogRunning;
   volatile int stop;
@@ -253,9 +254,13 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->ctx = (cu_context_t)comm->dp.gpuCtx;
   struct timespec l0, l1;
   clock_gettime(CLOCK_MONOTONIC, &l0);
-  cu_result_t r = g->module_load_data(&ex->module, mk_cuda_fatbin);
+  /* Net receives that need a plugin's unpack: the kernels linked with its
+   * device code at init (netdev_comm_open); else the built-in ones. */
+  ex->unpack = comm->dp.netDevCubin != NULL;
+  cu_result_t r = g->module_load_data(&ex->module, ex->unpack ? comm->dp.netDevCubin : (const void*)mk_cuda_fatbin);
   if (r != CUDA_DRV_SUCCESS) {
-    res = CU_FAIL("cuModuleLoadData (mkccl kernels)", r);
+    res = CU_FAIL(ex->unpack ? "cuModuleLoadData (mkccl kernels linked with the net device code)"
+                             : "cuModuleLoadData (mkccl kernels)", r);
     goto fail;
   }
   if ((r = g->module_get_function(&ex->kernel, ex->module, MK_KERNEL_NAME)) != CUDA_DRV_SUCCESS) {
@@ -272,8 +277,8 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   }
   clock_gettime(CLOCK_MONOTONIC, &l1);
   ex->loadMs = (double)(l1.tv_sec - l0.tv_sec) * 1e3 + (double)(l1.tv_nsec - l0.tv_nsec) * 1e-6;
-  MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel loaded on device %d in %.1f ms (%d registers per thread)", comm->rank,
-          comm->cudaDev, ex->loadMs, regs);
+  MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel%s loaded on device %d in %.1f ms (%d registers per thread)", comm->rank,
+          ex->unpack ? " (net device unpack)" : "", comm->cudaDev, ex->loadMs, regs);
   gpu_stack_limit(ex, g, ex->kernel, comm->rank);
   if ((r = g->stream_create(&ex->initStream, CU_STREAM_NON_BLOCKING)) != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuStreamCreate (set-up stream)", r);
@@ -402,8 +407,20 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
   free(ex);
 }
 
-static void gpu_conn_fill(mk_dev_conn_t* d, const connector_t* c) {
+static ncclResult_t gpu_conn_fill(gpu_exec_t* ex, mk_dev_conn_t* d, const connector_t* c) {
   memset(d, 0, sizeof(*d));
+  /* UNPACK: the kernel hands the type's own handle (device-visible memory of
+   * the net plugin, docs/UNPACK.md) to the plugin's device code. */
+  const ncclNetDeviceHandle_v12_t* nd = c->info.netDeviceHandle;
+  if (nd && nd->handle) {
+    if (!ex->unpack)
+      return MK_FAIL(ncclInternalError, "Rank %d: a net connection needs the device unpack, but the kernels loaded do "
+                     "not call it", ex->rank);
+    if (!gpu_exec_pointer_ok(nd->handle))
+      return MK_FAIL(ncclInvalidUsage, "Rank %d: the net plugin's UNPACK handle %p is not device-visible memory "
+                     "(the producer must register it with CUDA)", ex->rank, nd->handle);
+    d->netDevHandle = nd->handle;
+  }
   d->buff = c->info.buffs[MKCCL_PROTO_SIMPLE];
   d->stepSize = c->info.stepSize[MKCCL_PROTO_SIMPLE];
   d->flags = c->info.flags;
@@ -411,6 +428,7 @@ static void gpu_conn_fill(mk_dev_conn_t* d, const connector_t* c) {
   d->head = c->info.head;
   d->connFifo = c->info.connFifo;
   d->step = 0;
+  return ncclSuccess;
 }
 
 /* Host to device, asynchronous and ordered on `stream`: the launch stream
@@ -428,7 +446,7 @@ static ncclResult_t gpu_copy_in(gpu_exec_t* ex, void* dev, const void* host, siz
 static ncclResult_t gpu_conn_sync(gpu_exec_t* ex, uint8_t* synced, mk_dev_conn_t* host, mk_dev_conn_t* dev,
                                   const connector_t* c, cu_stream_t stream) {
   if (*synced || !c->connected) return ncclSuccess;
-  gpu_conn_fill(host, c);
+  MK_CHECK(gpu_conn_fill(ex, host, c));
   MK_CHECK(gpu_copy_in(ex, dev, host, sizeof(*host), stream));
   *synced = 1;
   return ncclSuccess;
