@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "net_socket_comm.h"
+#include "net_socket_cuda.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
 
@@ -24,10 +25,31 @@ static void* net_socket_unpack_map(size_t bytes) {
 
 void net_socket_unpack_free(net_socket_unpack_t* u) {
   if (!u) return;
+  if (u->cudaRegistered) {
+    net_socket_cuda_unregister(u->handle.bounce_buf);
+    net_socket_cuda_unregister(u->handle.meta);
+    net_socket_cuda_unregister(u);
+  }
   if (u->landing) munmap(u->landing, u->landingBytes);
   if (u->handle.bounce_buf) munmap(u->handle.bounce_buf, u->bounceBytes);
   if (u->handle.meta) munmap(u->handle.meta, sizeof(mkcclUnpackMeta_v7));
-  free(u);
+  munmap(u, sizeof(*u));
+}
+
+/* A GPU consumer reads the handle, metadata and pages from its kernels:
+ * all three device-visible, or none registered (net_socket_cuda.h). */
+static ncclResult_t net_socket_unpack_device_map(net_socket_unpack_t* u) {
+  int a = net_socket_cuda_register(u, sizeof(*u));
+  if (a <= 0) return a == 0 ? ncclSuccess : NS_FAIL(ncclSystemError, "accept: cannot register the UNPACK handle");
+  int b = net_socket_cuda_register(u->handle.meta, sizeof(mkcclUnpackMeta_v7));
+  int c = b == 1 ? net_socket_cuda_register(u->handle.bounce_buf, u->bounceBytes) : -1;
+  if (c != 1) {
+    if (b == 1) net_socket_cuda_unregister(u->handle.meta);
+    net_socket_cuda_unregister(u);
+    return NS_FAIL(ncclSystemError, "accept: cannot register the UNPACK metadata and bounce buffer with CUDA");
+  }
+  u->cudaRegistered = 1;
+  return ncclSuccess;
 }
 
 ncclResult_t net_socket_unpack_attach(net_socket_comm_t* comm, ncclNetDeviceHandle_v7_t* dev) {
@@ -35,7 +57,8 @@ ncclResult_t net_socket_unpack_attach(net_socket_comm_t* comm, ncclNetDeviceHand
   if (dev->netDeviceVersion != MKCCL_UNPACK_VERSION)
     return NS_FAIL(ncclInvalidUsage, "accept: UNPACK version 0x%x asked for, this plugin produces 0x%x",
                    dev->netDeviceVersion, MKCCL_UNPACK_VERSION);
-  net_socket_unpack_t* u = calloc(1, sizeof(*u));
+  /* Pages of its own (zeroed): the handle in it may be registered with CUDA. */
+  net_socket_unpack_t* u = net_socket_unpack_map(sizeof(*u));
   if (!u) return NS_FAIL(ncclSystemError, "accept: out of memory for the UNPACK queue");
   u->slotBytes = (size_t)NET_SOCKET_UNPACK_PAGES * NET_SOCKET_UNPACK_STRIDE;
   u->bounceBytes = u->slotBytes * MKCCL_UNPACK_QUEUE_DEPTH;
@@ -46,6 +69,11 @@ ncclResult_t net_socket_unpack_attach(net_socket_comm_t* comm, ncclNetDeviceHand
   if (!u->handle.meta || !u->handle.bounce_buf || !u->landing) {
     net_socket_unpack_free(u);
     return NS_FAIL(ncclSystemError, "accept: cannot map the UNPACK bounce buffer");
+  }
+  ncclResult_t res = net_socket_unpack_device_map(u);
+  if (res != ncclSuccess) {
+    net_socket_unpack_free(u);
+    return res;
   }
   comm->unpack = u;
   dev->handle = &u->handle;

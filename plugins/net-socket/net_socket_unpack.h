@@ -31,6 +31,7 @@ typedef struct net_socket_unpack {
   size_t bounceBytes, landingBytes, slotBytes;
   uint64_t tail;               /* receives posted */
   int busy[MKCCL_UNPACK_QUEUE_DEPTH];
+  int cudaRegistered;          /* handle, meta and bounce buffer mapped for a GPU consumer */
 } net_socket_unpack_t;
 
 /* MKCCL_SOCKET_UNPACK is set: report UNPACK in the properties. */
