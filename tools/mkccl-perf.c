@@ -378,10 +378,12 @@ int main(int argc, char** argv) {
     fprintf(stderr, "mkccl-perf: ncclGetUniqueId failed: %s\n", ncclGetLastError(NULL));
     return 1;
   }
+  double initStart = now_us();
   if (ncclCommInitRank(&o.comm, o.nranks, id, o.rank) != ncclSuccess) {
     fprintf(stderr, "mkccl-perf: rank %d: ncclCommInitRank failed: %s\n", o.rank, ncclGetLastError(NULL));
     return 1;
   }
+  double initMs = (now_us() - initStart) / 1e3;
   size_t maxElems = o.maxBytes / (size_t)type_sizes[o.type] + 16;
   size_t span = maxElems * (size_t)type_sizes[o.type] * (o.coll == ALL_REDUCE || o.coll == BROADCAST || o.coll == REDUCE || o.coll == SENDRECV ? 1 : 1);
   char* s = perf_alloc(span);
@@ -397,6 +399,7 @@ int main(int argc, char** argv) {
     ncclGetVersion(&v);
     printf("# mkccl-perf %s: %d ranks, " PERF_MEM ", NCCL API %d, iters %d, warmup %d, check %d\n", coll_names[o.coll],
            o.nranks, v, o.iters, o.warmup, o.check);
+    printf("# ncclCommInitRank: %.1f ms (rank 0)\n", initMs);
     printf("#\n#%79s%37s\n", "out-of-place", "in-place");
     printf("#%11s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count", "type", "redop",
            "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");

@@ -5,9 +5,11 @@
 // link; the names and signatures are the ABI of
 // abi/net-device/mkccl_net_device_v1.h.
 //
-// mkcclNetDevUnpackKernel: the receives [head, head + nreceives) of one
-// handle, receive r into dst + r * stride, by the whole block; the handle's
-// head is saved back at the end, as the collective kernels will do.
+// mkcclNetDevUnpackKernel: block b takes handles[b] (one receive queue,
+// as one channel of a collective does) and unpacks its receives
+// [head, head + nreceives), receive r into dst + b * blockStride + r * stride;
+// the handle's head is saved back at the end, as the collective kernels do.
+// The unpack benchmark (tools/bench/unpack_bench.c) and test_netdev_link use it.
 #include <stdint.h>
 
 extern "C" {
@@ -21,10 +23,12 @@ extern "C" __device__ void mkcclNetDevUnpackSaveHead_v1(void* handle, uint64_t h
 
 #define NETDEV_MAX_WARPS 32
 
-extern "C" __global__ void mkcclNetDevUnpackKernel(void* handle, char* dst, long long stride, int nbytes,
-                                                   int nreceives) {
+extern "C" __global__ void mkcclNetDevUnpackKernel(void** handles, char* dst, long long blockStride, long long stride,
+                                                   int nbytes, int nreceives) {
   __shared__ __align__(16) char scratch[NETDEV_MAX_WARPS * MKCCL_NET_DEVICE_WARP_SCRATCH];
   __shared__ uint64_t head;
+  void* handle = handles[blockIdx.x];
+  dst += blockIdx.x * blockStride;
   if (threadIdx.x == 0) head = mkcclNetDevUnpackHead_v1(handle);
   __syncthreads();
   const int nthreads = blockDim.x / 32 * 32;

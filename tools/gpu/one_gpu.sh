@@ -10,6 +10,10 @@
 #   A  mkccl correctness: test_gpu_coll, 1 rank, 2 ranks in one process and
 #      2 processes, over P2P, SHM and NET (watchdog on, hard time limits)
 #   B  NCCL 2.28.9 hosting our plugins: net-socket, tuner-rules, profiler
+#   U  UNPACK on the GPU: the unpack-device plugin's device code linked into
+#      the collective kernels at init; collectives over net-socket's unpack
+#      mode (NET only); the plugin swapped for another build; unpack
+#      throughput vs cuMemcpy; init time without, first and cached
 #   C  benchmarks, same call: 1 rank (launch latency, local copy) mkccl vs
 #      NCCL; 2 "hosts" over loopback sockets: NCCL's own socket transport,
 #      NCCL with our net-socket, mkccl (NET only)
@@ -21,7 +25,7 @@ OUT_FINAL=${OUT:-/tmp/out}
 OUT=/tmp/one_gpu_logs   # logs here, packed into $OUT_FINAL/logs.tgz at the end (few files come back)
 rm -rf "$OUT"; mkdir -p "$OUT" "$OUT_FINAL"
 trap 'tar czf "$OUT_FINAL/logs.tgz" -C "$OUT" . 2>/dev/null' EXIT
-ONLY=${ONE_GPU_ONLY:-ABC}
+ONLY=${ONE_GPU_ONLY:-AUBC}
 T0=$SECONDS
 BUDGET=${ONE_GPU_BUDGET_S:-520}
 NCCL_DIR=$(python3 -c "import nvidia.nccl,os;print(os.path.dirname(nvidia.nccl.__path__[0]+'/x'))" 2>/dev/null)
@@ -101,6 +105,39 @@ t gpu_full_thread2_p2p 200 $G -- $C/bin/test_gpu_coll thread 2
 t gpu_full_thread2_shm 200 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll thread 2
 t gpu_full_thread2_net 200 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll thread 2
 
+fi
+if [[ $ONLY == *U* ]]; then
+echo "== U: UNPACK through the GPU kernels (net-socket unpack mode, NET only)"
+# nvJitLink of CUDA 13, from the carry when this machine has none.
+if ! ldconfig -p | grep -q "libnvJitLink.so.13 " && [[ ! -e /usr/local/cuda/lib64/libnvJitLink.so.13 ]] &&
+   [[ -e $C/deps/libnvJitLink.so.13.xz ]]; then
+  xz -dc "$C/deps/libnvJitLink.so.13.xz" > "$C/deps/libnvJitLink.so.13" 2>/dev/null ||
+    python3 -c "import lzma,sys;sys.stdout.buffer.write(lzma.open('$C/deps/libnvJitLink.so.13.xz').read())" > "$C/deps/libnvJitLink.so.13"
+  echo "  nvJitLink from the carry ($(stat -c %s "$C/deps/libnvJitLink.so.13") bytes)"
+fi
+CACHE=/tmp/mkccl-netdev-cache; rm -rf "$CACHE"
+UE="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1
+  MKCCL_SOCKET_UNPACK=1 MKCCL_NET_DEVICE_CACHE_DIR=$CACHE NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
+t unpack_bench 90 LD_LIBRARY_PATH=$MK_LD -- $C/bin/mkccl-unpack-bench $P/libmkccl-unpack-device.so
+grep "^#\|^ " "$OUT/unpack_bench.log" | head -20
+# Init: UNPACK off, on with an empty cache (links), on again (cached).
+t unpack_init_off 60 LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- \
+  $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
+t unpack_init_first 90 $UE -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
+t unpack_init_cached 60 $UE -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
+for n in off first cached; do
+  echo "  init $n: $(grep -h "ncclCommInitRank:" "$OUT/unpack_init_$n.log" | head -1) | $(grep -h "NETDEV: collective kernels\|UNPACK refused\|net receives use" "$OUT/unpack_init_$n.log" | sed 's/.*NETDEV/NETDEV/' | sort -u | tr '\n' ' ' | head -c 300)"
+  grep -h "^ *8388608" "$OUT/unpack_init_$n.log" | head -1 | sed 's/^/    /'
+done
+t unpack_proc2 120 $UE TEST_COLL_TRACE=1 -- $C/bin/test_gpu_coll proc 2 quick
+grep -h "device unpack\|UNPACK refused\|kernel (net device" "$OUT/unpack_proc2.log" | sed 's/.*NCCL INFO //' | sort | uniq -c | head -6
+t unpack_thread2 120 $UE -- $C/bin/test_gpu_coll thread 2 quick
+t unpack_full_proc2 240 $UE -- $C/bin/test_gpu_coll proc 2
+# Another build of the plugin through a manifest: relinked, not rebuilt.
+printf 'mkccl-manifest: 1\nplugins:\n  - name: unpack-device\n    kind: net-device\n    abi: 1\n    library: %s\n    priority: 0\n' \
+  "$P/libmkccl-unpack-device-alt.so" > "$OUT/alt.yaml"
+t unpack_swapped 120 $UE MKCCL_MANIFEST=$OUT/alt.yaml -- $C/bin/test_gpu_coll proc 2 quick
+grep -h "NETDEV: collective kernels\|unpack-device-alt" "$OUT/unpack_swapped.log" | sed 's/.*NCCL INFO //' | sort -u | head -4
 fi
 if [[ $ONLY == *B* ]]; then
 echo "== B: NCCL 2.28.9 hosting mkccl's plugins (2 ranks, one GPU, two NCCL_HOSTIDs)"

@@ -8,8 +8,15 @@ rm -rf .carry
 mkdir -p .carry/lib .carry/bin .carry/deps
 cp -a build/lib/libmkccl.so* build/lib/libnccl.so* .carry/lib/
 cp -a build/lib/mkccl .carry/lib/
-for b in mkccl-info mkccl-run mkccl-perf mkccl-perf-gpu mkccl-netcheck test_gpu_coll test_coll_public; do
+for b in mkccl-info mkccl-run mkccl-perf mkccl-perf-gpu mkccl-netcheck mkccl-unpack-bench test_gpu_coll test_coll_public; do
   cp -a "build/bin/$b" .carry/bin/
 done
 cp -aL /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 .carry/deps/
+# nvJitLink (UNPACK on GPUs links device code at init), in case that machine
+# has none of CUDA 13: 99 MB, so compressed (kept in build/ between packs).
+NVJL=/usr/local/cuda/lib64/libnvJitLink.so.13
+if [[ -e $NVJL ]]; then
+  [[ build/libnvJitLink.so.13.xz -nt $NVJL ]] || xz -T2 -6 -c "$NVJL" > build/libnvJitLink.so.13.xz
+  cp build/libnvJitLink.so.13.xz .carry/deps/
+fi
 du -sh .carry
