@@ -3,6 +3,10 @@
  *   test_gpu_coll proc N [quick]    N processes, rank r on GPU r % ndev
  *   test_gpu_coll thread N [quick]  one process, ncclCommInitAll over N GPUs,
  *                                   every call inside a group over all ranks
+ *   test_gpu_coll stuck N           the last rank never calls the AllReduce:
+ *                                   the others get ncclRemoteError within
+ *                                   MKCCL_TIMEOUT (1..10)
+ * A killed peer, abort from a thread and leaks: test_gpu_fault.c.
  *
  * Every collective, type and op (PreMulSum too), counts 0/1/odd/large, roots,
  * in place: the same matrix as the host test (tests/common/coll_cases.c).
