@@ -39,18 +39,6 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Mappings of mkccl's shared-memory segments (named /mkccl-shm-*). */
-static int shm_mappings(void) {
-  FILE* f = fopen("/proc/self/maps", "r");
-  CHECK(f);
-  char line[512];
-  int n = 0;
-  while (fgets(line, sizeof(line), f))
-    if (strstr(line, "mkccl-shm")) n++;
-  fclose(f);
-  return n;
-}
-
 static void* stuck_main(void* arg) {
   stuck_t* s = arg;
   s->res = ncclAllReduce(s->buf, s->buf, COUNT, ncclFloat, ncclSum, s->comm, NULL);
@@ -75,7 +63,7 @@ static int rank_main(int rank, int n, void* arg) {
     free(buf);
     return 0;
   }
-  CHECK(shm_mappings() > 0 || getenv("NCCL_SHM_DISABLE"));
+  CHECK(proc_count_shm_mappings() > 0 || getenv("NCCL_SHM_DISABLE"));
   stuck_t s = {comm, buf, ncclSuccess, 0};
   pthread_t t;
   CHECK(pthread_create(&t, NULL, stuck_main, &s) == 0);
@@ -94,7 +82,7 @@ static int rank_main(int rank, int n, void* arg) {
   free(buf);
   CHECK_EQ_INT(proc_count_fds(), fds0);
   CHECK_EQ_INT(proc_count_threads(), threads0);
-  CHECK_EQ_INT(shm_mappings(), 0);
+  CHECK_EQ_INT(proc_count_shm_mappings(), 0);
   return 0;
 }
 

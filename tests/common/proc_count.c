@@ -1,7 +1,13 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* readlink */
+#endif
 #include "proc_count.h"
 
 #include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -17,3 +23,35 @@ static int proc_count_dir(const char* path) {
 
 int proc_count_fds(void) { return proc_count_dir("/proc/self/fd") - 1; /* opendir's own */ }
 int proc_count_threads(void) { return proc_count_dir("/proc/self/task"); }
+
+unsigned long proc_pidns(void) {
+  char link[64] = "";
+  ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+  CHECK(n > 0);
+  link[n] = '\0';
+  const char* open = strchr(link, '[');
+  CHECK(open != NULL);
+  return strtoul(open + 1, NULL, 10);
+}
+
+int proc_count_shm_segments(int pid) {
+  char prefix[64];
+  snprintf(prefix, sizeof(prefix), "mkccl-shm-%lu-%d-", proc_pidns(), pid);
+  DIR* d = opendir("/dev/shm");
+  CHECK(d != NULL);
+  int n = 0;
+  for (struct dirent* e; (e = readdir(d)) != NULL;) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+  closedir(d);
+  return n;
+}
+
+int proc_count_shm_mappings(void) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  CHECK(f);
+  char line[512];
+  int n = 0;
+  while (fgets(line, sizeof(line), f))
+    if (strstr(line, "mkccl-shm")) n++;
+  fclose(f);
+  return n;
+}

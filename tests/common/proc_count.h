@@ -1,9 +1,18 @@
-/* What this process holds, for leak checks: open file descriptors and
- * threads, counted from /proc/self. */
+/* What this process holds, for leak checks: open file descriptors,
+ * threads and mkccl's shared-memory segments, counted from /proc and
+ * /dev/shm. */
 #ifndef MKCCL_TEST_PROC_COUNT_H
 #define MKCCL_TEST_PROC_COUNT_H
 
 int proc_count_fds(void);     /* not counting the one used to count */
 int proc_count_threads(void);
+
+/* Our pid namespace's inode, as transport-shm puts it in segment names. */
+unsigned long proc_pidns(void);
+/* Names in /dev/shm of process pid's segments (transport-shm names them
+ * mkccl-shm-<pidns>-<pid>-<random>). */
+int proc_count_shm_segments(int pid);
+/* Mappings of mkccl's segments in this process (/proc/self/maps). */
+int proc_count_shm_mappings(void);
 
 #endif

@@ -3,31 +3,26 @@
  *   test_gpu_coll proc N [quick]    N processes, rank r on GPU r % ndev
  *   test_gpu_coll thread N [quick]  one process, ncclCommInitAll over N GPUs,
  *                                   every call inside a group over all ranks
+ *   test_gpu_coll stuck N           the last rank never calls the AllReduce:
+ *                                   the others get ncclRemoteError within
+ *                                   MKCCL_TIMEOUT (1..10)
+ * A killed peer, abort from a thread and leaks: test_gpu_fault.c.
  *
  * Every collective, type and op (PreMulSum too), counts 0/1/odd/large, roots,
  * in place: the same matrix as the host test (tests/common/coll_cases.c).
  * Transports follow the environment (NCCL_P2P_DISABLE=1: SHM; plus
  * NCCL_SHM_DISABLE=1: NET). Exit 77: skipped. */
 #include <cuda_runtime.h>
-#include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "coll_cases.h"
+#include "gpu_common.h"
 #include "nccl.h"
 #include "ranks.h"
-
-#define CUDA_CHECK(call)                                                                      \
-  do {                                                                                        \
-    cudaError_t e_ = (call);                                                                  \
-    CHECK_MSG(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));                    \
-  } while (0)
 
 static void* dev_alloc(size_t b) {
   void* p = NULL;
@@ -49,19 +44,11 @@ static const coll_mem_t mem_gpu = {dev_alloc, dev_free, dev_copy, dev_copy, dev_
 static int quick, ndev;
 static ncclUniqueId id;
 
-/* A rank process joins: its GPU (rank % ndev), a non-blocking stream, the comm. */
-static int rank_join(int rank, int n, cudaStream_t* stream, ncclComm_t* comm) {
-  CUDA_CHECK(cudaSetDevice(rank % ndev));
-  CUDA_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
-  CHECK_NCCL(ncclCommInitRank(comm, n, id, rank));
-  return 0;
-}
-
 static int proc_main(int rank, int n, void* arg) {
   (void)arg;
   cudaStream_t stream;
   ncclComm_t comm;
-  CHECK(rank_join(rank, n, &stream, &comm) == 0);
+  gpu_rank_join(rank, n, ndev, &id, &stream, &comm);
   int dev = -1;
   CHECK_NCCL(ncclCommCuDevice(comm, &dev));
   CHECK_EQ_INT(dev, rank % ndev);
@@ -95,10 +82,8 @@ static int stuck_main(int rank, int n, void* arg) {
   (void)arg;
   cudaStream_t stream;
   ncclComm_t comm;
-  CHECK(rank_join(rank, n, &stream, &comm) == 0);
-  const char* t = getenv("MKCCL_TIMEOUT");
-  int timeoutSec = t ? atoi(t) : 600;
-  CHECK_MSG(timeoutSec > 0 && timeoutSec <= 10, "stuck mode needs MKCCL_TIMEOUT=1..10 (got %d)", timeoutSec);
+  gpu_rank_join(rank, n, ndev, &id, &stream, &comm);
+  int timeoutSec = gpu_timeout_param("stuck", 10);
   if (rank == n - 1) {
     sleep((unsigned)timeoutSec * 3 + 5); /* long after the others gave up */
     CHECK_NCCL(ncclCommAbort(comm));
@@ -106,18 +91,12 @@ static int stuck_main(int rank, int n, void* arg) {
   }
   float* d = dev_alloc(sizeof(float) * 1024);
   CHECK_NCCL(ncclAllReduce(d, d, 1024, ncclFloat, ncclSum, comm, stream));
-  ncclResult_t async = ncclSuccess;
-  time_t start = time(NULL);
-  while (time(NULL) - start < timeoutSec * 2 + 10) {
-    CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
-    if (async != ncclSuccess) break;
-    usleep(10000);
-  }
-  long waited = (long)(time(NULL) - start);
-  CHECK_MSG(async == ncclRemoteError, "rank %d: async error %d after %ld s, expected ncclRemoteError", rank, async,
+  double waited;
+  ncclResult_t async = gpu_wait_async_error(comm, timeoutSec * 2 + 10, &waited);
+  CHECK_MSG(async == ncclRemoteError, "rank %d: async error %d after %.2f s, expected ncclRemoteError", rank, async,
             waited);
   CUDA_CHECK(cudaStreamSynchronize(stream)); /* the kernel ended */
-  fprintf(stderr, "rank %d: ncclRemoteError after %ld s (MKCCL_TIMEOUT %d)\n", rank, waited, timeoutSec);
+  fprintf(stderr, "rank %d: ncclRemoteError after %.2f s (MKCCL_TIMEOUT %d)\n", rank, waited, timeoutSec);
   CHECK_NCCL(ncclCommAbort(comm));
   dev_free(d);
   CUDA_CHECK(cudaStreamDestroy(stream));
@@ -175,39 +154,15 @@ static int thread_main(int n) {
   return 0;
 }
 
-/* A crash prints its stack (library+offset: addr2line resolves it against
- * the same build), since the GPU machine has no debugger. */
-static void on_crash(int sig) {
-  void* frames[48];
-  int n = backtrace(frames, 48);
-  fprintf(stderr, "test_gpu_coll: signal %d, stack:\n", sig);
-  backtrace_symbols_fd(frames, n, 2);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
 int main(int argc, char** argv) {
-  signal(SIGSEGV, on_crash);
-  signal(SIGBUS, on_crash);
-  signal(SIGABRT, on_crash);
+  gpu_crash_handlers("test_gpu_coll");
   if (argc < 3) {
     fprintf(stderr, "usage: test_gpu_coll proc|thread|stuck N [quick]\n");
     return 2;
   }
   int n = atoi(argv[2]);
   quick = argc > 3 && !strcmp(argv[3], "quick");
-  /* Count the GPUs in a child, so the parent forks with CUDA untouched. */
-  int* shared = ranks_shared_alloc(sizeof(int));
-  pid_t pid = fork();
-  if (pid == 0) {
-    int c = 0;
-    if (cudaGetDeviceCount(&c) != cudaSuccess) c = 0;
-    *shared = c;
-    _exit(0);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  ndev = *shared;
+  ndev = gpu_count_in_child();
   if (ndev < 1) {
     printf("test_gpu_coll: skipped: no CUDA device\n");
     return 77;

@@ -8,7 +8,10 @@
 # its own NCCL_HOSTID: NCCL then sees two hosts and talks over its net
 # transport, which is where our net, tuner and profiler plugins load into it.
 #   A  mkccl correctness: test_gpu_coll, 1 rank, 2 ranks in one process and
-#      2 processes, over P2P, SHM and NET (watchdog on, hard time limits)
+#      2 processes, over P2P, SHM and NET (watchdog on, hard time limits);
+#      faults: a stuck peer, a killed peer, abort from a thread, leaks
+#      (test_gpu_fault; ONE_GPU_ONLY=A ONE_GPU_CASES='gpu_(kill|abort|leak)'
+#      runs only those)
 #   B  NCCL 2.28.9 hosting our plugins: net-socket, tuner-rules, profiler
 #   U  UNPACK on the GPU: the unpack-device plugin's device code linked into
 #      the collective kernels at init; collectives over net-socket's unpack
@@ -97,6 +100,17 @@ t gpu_proc2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_c
 t gpu_stuck_p2p 60 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_coll stuck 2
 t gpu_stuck_shm 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll stuck 2
 t gpu_stuck_net 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll stuck 2
+# Faults (tests/gpu/test_gpu_fault.c), each over P2P, SHM and NET:
+#  kill: a peer SIGKILLed mid-AllReduce; survivors' async error within MKCCL_TIMEOUT + 4 s
+#  abort: ncclCommAbort from a second thread ends an AllReduce that cannot complete
+#         (MKCCL_TIMEOUT=0: the kernels' own timeout off, only the abort can end it)
+#  leak: init/AllReduce/abort-or-destroy cycles leave fds, threads, GPU memory, shm as they were
+for m in kill abort leak; do
+  case $m in kill) to=2 lim=30 ;; abort) to=0 lim=30 ;; leak) to=600 lim=45 ;; esac
+  t gpu_${m}_p2p $lim $G MKCCL_TIMEOUT=$to -- $C/bin/test_gpu_fault $m 2
+  t gpu_${m}_shm $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
+  t gpu_${m}_net $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
+done
 # The full matrix (every type and op, counts 0, 1, 7 and 1000003).
 t gpu_full_proc2_p2p 200 $G -- $C/bin/test_gpu_coll proc 2
 t gpu_full_proc2_shm 200 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2

@@ -8,7 +8,8 @@ rm -rf .carry
 mkdir -p .carry/lib .carry/bin .carry/deps
 cp -a build/lib/libmkccl.so* build/lib/libnccl.so* .carry/lib/
 cp -a build/lib/mkccl .carry/lib/
-for b in mkccl-info mkccl-run mkccl-perf mkccl-perf-gpu mkccl-netcheck mkccl-unpack-bench test_gpu_coll test_coll_public; do
+for b in mkccl-info mkccl-run mkccl-perf mkccl-perf-gpu mkccl-netcheck mkccl-unpack-bench test_gpu_coll test_gpu_fault \
+         test_coll_public; do
   cp -a "build/bin/$b" .carry/bin/
 done
 cp -aL /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 .carry/deps/

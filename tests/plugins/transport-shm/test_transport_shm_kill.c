@@ -7,7 +7,6 @@
  *    of a child that has exited) is removed when the next communicator
  *    sets its transports up. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -20,34 +19,13 @@
 
 #include "check.h"
 #include "nccl.h"
+#include "proc_count.h"
 #include "ranks_id.h"
 
 typedef struct {
   volatile int pid[2];
   volatile int rank0Ok;
 } shared_t;
-
-/* Our pid namespace's inode, as the transport puts it in names. */
-static unsigned long pidns(void) {
-  char link[64] = "";
-  ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
-  CHECK(n > 0);
-  link[n] = '\0';
-  return strtoul(strchr(link, '[') + 1, NULL, 10);
-}
-
-/* Segments of process pid in /dev/shm (the transport names them
- * mkccl-shm-<pidns>-<pid>-<random>). */
-static int segments_of(int pid) {
-  char prefix[64];
-  snprintf(prefix, sizeof(prefix), "mkccl-shm-%lu-%d-", pidns(), pid);
-  DIR* d = opendir("/dev/shm");
-  CHECK(d != NULL);
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d)) != NULL;) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-  closedir(d);
-  return n;
-}
 
 static int rank_main(int rank, int n, void* arg) {
   shared_t* s = arg;
@@ -66,8 +44,8 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_MSG(++i < 10000, "rank 1 (pid %d) still alive", s->pid[1]);
     usleep(1000);
   }
-  CHECK_EQ_INT(segments_of(s->pid[1]), 0);
-  CHECK_EQ_INT(segments_of(s->pid[0]), 0);
+  CHECK_EQ_INT(proc_count_shm_segments(s->pid[1]), 0);
+  CHECK_EQ_INT(proc_count_shm_segments(s->pid[0]), 0);
   CHECK_NCCL(ncclCommAbort(comm));
   s->rank0Ok = 1;
   return 0;
@@ -79,7 +57,7 @@ static int stale_segment(char* name, size_t size) {
   CHECK(child >= 0);
   if (child == 0) _exit(0);
   CHECK(waitpid(child, NULL, 0) == child);
-  snprintf(name, size, "/mkccl-shm-%lu-%d-00000000deadbeef", pidns(), (int)child);
+  snprintf(name, size, "/mkccl-shm-%lu-%d-00000000deadbeef", proc_pidns(), (int)child);
   int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
   CHECK(fd >= 0 && ftruncate(fd, 4096) == 0);
   close(fd);
@@ -89,13 +67,13 @@ static int stale_segment(char* name, size_t size) {
 int main(void) {
   char stale[96];
   int deadPid = stale_segment(stale, sizeof(stale));
-  CHECK_EQ_INT(segments_of(deadPid), 1);
+  CHECK_EQ_INT(proc_count_shm_segments(deadPid), 1);
   shared_t* s = ranks_shared_alloc(sizeof(shared_t));
   /* Rank 1 dies by design: ranks_run reports it; rank 0's verdict decides. */
   ranks_run(2, rank_main, s, 60);
   CHECK_MSG(s->rank0Ok, "rank 0 did not finish its checks");
-  CHECK_EQ_INT(segments_of(s->pid[0]) + segments_of(s->pid[1]), 0);
-  int left = segments_of(deadPid);
+  CHECK_EQ_INT(proc_count_shm_segments(s->pid[0]) + proc_count_shm_segments(s->pid[1]), 0);
+  int left = proc_count_shm_segments(deadPid);
   if (left) shm_unlink(stale);
   CHECK_MSG(left == 0, "%s of dead pid %d is still there", stale, deadPid);
   printf("test_transport_shm_kill: no segment left: ok\n");

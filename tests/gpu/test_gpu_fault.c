@@ -1,0 +1,357 @@
+/* GPU communicators under faults (needs a GPU; skipped without, exit 77).
+ *
+ *   test_gpu_fault kill N    the last rank SIGKILLs itself with its
+ *                            AllReduce in flight; every survivor's
+ *                            ncclCommGetAsyncError must turn to
+ *                            ncclRemoteError or ncclSystemError within
+ *                            MKCCL_TIMEOUT (1..5) + slack, its stream end,
+ *                            ncclCommAbort return
+ *   test_gpu_fault abort N   the last rank never calls the AllReduce; a
+ *                            second thread of every other rank calls
+ *                            ncclCommAbort while it is in flight: the abort
+ *                            returns and the stream ends, within a bound
+ *   test_gpu_fault leak N    init, AllReduce, ncclCommAbort or
+ *                            ncclCommDestroy, LEAK_CYCLES times: fds,
+ *                            threads, GPU memory and shm segments back to
+ *                            what they were
+ *
+ * Ranks are processes, rank r on GPU r % ndev (two on one GPU with
+ * MKCCL_ALLOW_SAME_GPU=1); transports follow the environment
+ * (NCCL_P2P_DISABLE=1: SHM; plus NCCL_SHM_DISABLE=1: NET). The stuck peer
+ * case is test_gpu_coll stuck. */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gpu_common.h"
+#include "nccl.h"
+#include "proc_count.h"
+#include "ranks.h"
+#include "ranks_id.h"
+
+#define SLACK_S 4.0         /* as the host fault tests: a loaded machine, not the library */
+#define END_BOUND_S 5.0     /* an abort returns, a stream ends, once the error is known */
+#define KILL_COUNT (4 << 20) /* 16 MiB of floats: long enough to be caught mid-flight */
+#define LEAK_CYCLES 6        /* after one to warm up: 3 aborted, 3 destroyed */
+#define LEAK_GPU_SLACK (2u << 20)
+
+static int ndev;
+
+/* Ones, copied to the device: every AllReduce(sum) of them gives n. */
+static float* ones_alloc(size_t count) {
+  float* host = malloc(count * sizeof(float));
+  CHECK(host != NULL);
+  for (size_t i = 0; i < count; i++) host[i] = 1.0f;
+  float* dev = NULL;
+  CUDA_CHECK(cudaMalloc((void**)&dev, count * sizeof(float)));
+  CUDA_CHECK(cudaMemcpy(dev, host, count * sizeof(float), cudaMemcpyHostToDevice));
+  free(host);
+  return dev;
+}
+
+/* Elements of recv (already complete) that are not n. */
+static size_t wrong_sums(const float* recv, size_t count, int n) {
+  float* host = malloc(count * sizeof(float));
+  CHECK(host != NULL);
+  CUDA_CHECK(cudaMemcpy(host, recv, count * sizeof(float), cudaMemcpyDeviceToHost));
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; i++) wrong += host[i] != (float)n;
+  free(host);
+  return wrong;
+}
+
+/* ---- kill ------------------------------------------------------------------------------------ */
+
+typedef struct {
+  double killedAt; /* gpu_now() of the victim just before it died; 0 before */
+} kill_shared_t;
+
+/* The victim: AllReduces in step with the others for a second, then one
+ * more launched and, with its kernel in flight, SIGKILL. */
+static void kill_victim(ncclComm_t comm, cudaStream_t stream, const float* send, float* recv, kill_shared_t* sh) {
+  double start = gpu_now();
+  while (gpu_now() - start < 1.0) {
+    CHECK_NCCL(ncclAllReduce(send, recv, KILL_COUNT, ncclFloat, ncclSum, comm, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  CHECK_NCCL(ncclAllReduce(send, recv, KILL_COUNT, ncclFloat, ncclSum, comm, stream));
+  __atomic_store(&sh->killedAt, &(double){gpu_now()}, __ATOMIC_RELEASE);
+  raise(SIGKILL);
+}
+
+/* One AllReduce of a survivor: ncclSuccess when its stream ended with the
+ * communicator well (the sums are then checked: no silently wrong data),
+ * else the error that ncclCommGetAsyncError reports. */
+static ncclResult_t kill_survivor_step(ncclComm_t comm, cudaStream_t stream, const float* send, float* recv, int n,
+                                       double deadline) {
+  CUDA_CHECK(cudaMemsetAsync(recv, 0, KILL_COUNT * sizeof(float), stream));
+  ncclResult_t launched = ncclAllReduce(send, recv, KILL_COUNT, ncclFloat, ncclSum, comm, stream);
+  ncclResult_t async = ncclSuccess;
+  for (;;) {
+    CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
+    if (async != ncclSuccess) return async;
+    CHECK_MSG(launched == ncclSuccess, "ncclAllReduce returned %s but the async error is ncclSuccess",
+              ncclGetErrorString(launched));
+    cudaError_t e = cudaStreamQuery(stream);
+    CHECK_MSG(e == cudaSuccess || e == cudaErrorNotReady, "the stream failed: %s", cudaGetErrorString(e));
+    if (e == cudaSuccess) break;
+    CHECK_MSG(gpu_now() < deadline, "no error and the AllReduce still running %.1f s past the bound",
+              gpu_now() - deadline);
+    usleep(1000);
+  }
+  /* Ended: was it ended by an abort the async error does not show yet? */
+  CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
+  if (async != ncclSuccess) return async;
+  size_t wrong = wrong_sums(recv, KILL_COUNT, n);
+  CHECK_MSG(wrong == 0, "an AllReduce completed with ncclSuccess (async error too) but %zu of %d sums are wrong",
+            wrong, KILL_COUNT);
+  return ncclSuccess;
+}
+
+static int kill_main(int rank, int n, void* arg) {
+  kill_shared_t* sh = arg;
+  int timeoutSec = gpu_timeout_param("kill", 5);
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
+  cudaStream_t stream;
+  ncclComm_t comm;
+  gpu_rank_join(rank, n, ndev, &id, &stream, &comm);
+  float* send = ones_alloc(KILL_COUNT);
+  float* recv = ones_alloc(KILL_COUNT);
+  if (rank == n - 1) kill_victim(comm, stream, send, recv, sh); /* does not return */
+  /* The victim's second in step, then the wait on it (under ranks_run's
+   * 15 s of grace after a rank's death, with MKCCL_TIMEOUT <= 5). */
+  double deadline = gpu_now() + 2.0 + timeoutSec + SLACK_S;
+  ncclResult_t async;
+  int steps = 0;
+  while ((async = kill_survivor_step(comm, stream, send, recv, n, deadline)) == ncclSuccess) steps++;
+  double errorAt = gpu_now(), killedAt;
+  __atomic_load(&sh->killedAt, &killedAt, __ATOMIC_ACQUIRE);
+  CHECK_MSG(killedAt > 0, "rank %d: %s after %d AllReduces, before the peer died", rank, ncclGetErrorString(async),
+            steps);
+  CHECK_MSG(async == ncclRemoteError || async == ncclSystemError, "rank %d: async error %s, expected ncclRemoteError "
+            "or ncclSystemError", rank, ncclGetErrorString(async));
+  CHECK_MSG(errorAt - killedAt < timeoutSec + SLACK_S, "rank %d: the error came %.2f s after the kill (bound %.0f s)",
+            rank, errorAt - killedAt, timeoutSec + SLACK_S);
+  double streamWait, abortAt;
+  cudaError_t e = gpu_stream_wait(stream, END_BOUND_S, &streamWait);
+  CHECK_MSG(e == cudaSuccess, "rank %d: stream after the error: %s after %.2f s", rank, cudaGetErrorString(e),
+            streamWait);
+  abortAt = gpu_now();
+  CHECK_NCCL(ncclCommAbort(comm));
+  double abortTook = gpu_now() - abortAt;
+  CHECK_MSG(abortTook < END_BOUND_S, "rank %d: ncclCommAbort took %.2f s", rank, abortTook);
+  fprintf(stderr, "rank %d: %s %.2f s after the kill (MKCCL_TIMEOUT %d, %d AllReduces before), stream ended %.2f s "
+          "later, ncclCommAbort took %.2f s\n", rank, ncclGetErrorString(async), errorAt - killedAt, timeoutSec,
+          steps, streamWait, abortTook);
+  CUDA_CHECK(cudaFree(send));
+  CUDA_CHECK(cudaFree(recv));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return 0;
+}
+
+static int kill_run(int n) {
+  kill_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
+  CHECK(sh != NULL && n >= 2 && n <= 256);
+  int status[256];
+  CHECK_EQ_INT(ranks_run_status(n, kill_main, sh, 25, status), 0);
+  CHECK_MSG(status[n - 1] == -SIGKILL, "the victim ended with %d, not by SIGKILL", status[n - 1]);
+  for (int r = 0; r < n - 1; r++) CHECK_MSG(status[r] == 0, "survivor %d failed (status %d)", r, status[r]);
+  printf("test_gpu_fault kill %d: every survivor got its error in time\n", n);
+  return 0;
+}
+
+/* ---- abort ----------------------------------------------------------------------------------- */
+
+#define ABORT_AFTER_S 0.5
+
+typedef struct {
+  volatile int abortedRanks; /* the last rank aborts its idle comm once all others did */
+} abort_shared_t;
+
+typedef struct {
+  ncclComm_t comm;
+  cudaStream_t stream;
+  int dev;
+  cudaError_t before; /* the stream as the abort came */
+  ncclResult_t res;
+  double at, took;
+} aborter_t;
+
+static void* aborter_main(void* arg) {
+  aborter_t* a = arg;
+  CUDA_CHECK(cudaSetDevice(a->dev));
+  usleep((useconds_t)(ABORT_AFTER_S * 1e6));
+  a->before = cudaStreamQuery(a->stream);
+  a->at = gpu_now();
+  a->res = ncclCommAbort(a->comm);
+  a->took = gpu_now() - a->at;
+  return NULL;
+}
+
+/* The last rank joins and never calls the collective: the others' cannot
+ * complete. It waits for them to abort, then aborts its own. */
+static void abort_idle(ncclComm_t comm, int n, abort_shared_t* sh) {
+  for (int ms = 0; __atomic_load_n(&sh->abortedRanks, __ATOMIC_ACQUIRE) < n - 1; ms++) {
+    CHECK_MSG(ms < 20000, "the other ranks did not abort in 20 s");
+    usleep(1000);
+  }
+  double at = gpu_now();
+  CHECK_NCCL(ncclCommAbort(comm));
+  CHECK_MSG(gpu_now() - at < END_BOUND_S, "idle rank: ncclCommAbort took %.2f s", gpu_now() - at);
+}
+
+/* The kernels' own MKCCL_TIMEOUT must not end the AllReduce before the
+ * abort does: 0 (wait for ever) proves it was the abort. */
+static void abort_check_timeout(void) {
+  const char* t = getenv("MKCCL_TIMEOUT");
+  CHECK_MSG(!t || atoi(t) == 0 || atoi(t) >= 3, "abort mode needs MKCCL_TIMEOUT unset, 0 or >= 3 (got %s)", t);
+}
+
+static int abort_main(int rank, int n, void* arg) {
+  abort_shared_t* sh = arg;
+  abort_check_timeout();
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
+  cudaStream_t stream;
+  ncclComm_t comm;
+  gpu_rank_join(rank, n, ndev, &id, &stream, &comm);
+  float* buf = ones_alloc(1 << 20);
+  if (rank == n - 1) {
+    abort_idle(comm, n, sh);
+  } else {
+    CHECK_NCCL(ncclAllReduce(buf, buf, 1 << 20, ncclFloat, ncclSum, comm, stream));
+    aborter_t a = {comm, stream, rank % ndev, cudaSuccess, ncclInternalError, 0, 0};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, aborter_main, &a) == 0);
+    double waited;
+    cudaError_t e = gpu_stream_wait(stream, ABORT_AFTER_S + END_BOUND_S, &waited);
+    double streamEndAt = gpu_now();
+    CHECK_MSG(e == cudaSuccess, "rank %d: the stream, %.2f s after the AllReduce: %s", rank, waited,
+              cudaGetErrorString(e));
+    /* Bounded: an abort that never returns is a failure with a message. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)END_BOUND_S;
+    CHECK_MSG(pthread_timedjoin_np(t, NULL, &until) == 0, "rank %d: ncclCommAbort still running %.1f s after the "
+              "stream ended", rank, END_BOUND_S);
+    __atomic_fetch_add(&sh->abortedRanks, 1, __ATOMIC_RELEASE);
+    CHECK_MSG(a.before == cudaErrorNotReady, "rank %d: the AllReduce was not in flight when the abort came (%s)", rank,
+              cudaGetErrorString(a.before));
+    CHECK_MSG(a.res == ncclSuccess, "rank %d: ncclCommAbort returned %s", rank, ncclGetErrorString(a.res));
+    CHECK_MSG(a.took < END_BOUND_S, "rank %d: ncclCommAbort took %.2f s", rank, a.took);
+    fprintf(stderr, "rank %d: ncclCommAbort took %.3f s; the stream ended %.3f s after the abort began\n", rank,
+            a.took, streamEndAt - a.at);
+  }
+  CUDA_CHECK(cudaFree(buf));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return 0;
+}
+
+/* ---- leak ------------------------------------------------------------------------------------ */
+
+typedef struct {
+  int fds, threads, shmNames, shmMaps;
+  size_t gpuFree;
+} holdings_t;
+
+typedef struct {
+  volatile int arrived[4]; /* barrier counters, one per phase */
+} leak_shared_t;
+
+static void leak_barrier(leak_shared_t* sh, int phase, int n) {
+  __atomic_fetch_add(&sh->arrived[phase], 1, __ATOMIC_ACQ_REL);
+  for (int ms = 0; __atomic_load_n(&sh->arrived[phase], __ATOMIC_ACQUIRE) < n; ms++) {
+    CHECK_MSG(ms < 60000, "barrier %d: %d of %d ranks in 60 s", phase, sh->arrived[phase], n);
+    usleep(1000);
+  }
+}
+
+static holdings_t holdings_now(void) {
+  holdings_t h = {proc_count_fds(), proc_count_threads(), proc_count_shm_segments((int)getpid()),
+                  proc_count_shm_mappings(), 0};
+  size_t total;
+  CUDA_CHECK(cudaMemGetInfo(&h.gpuFree, &total));
+  return h;
+}
+
+/* One communicator's life, as an application has it. */
+static void leak_cycle(int rank, int n, int destroy) {
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
+  cudaStream_t stream;
+  ncclComm_t comm;
+  gpu_rank_join(rank, n, ndev, &id, &stream, &comm);
+  float* buf = ones_alloc(1 << 20);
+  CHECK_NCCL(ncclAllReduce(buf, buf, 1 << 20, ncclFloat, ncclSum, comm, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  CHECK_EQ_INT(wrong_sums(buf, 1 << 20, n), 0);
+  CHECK_NCCL(destroy ? ncclCommDestroy(comm) : ncclCommAbort(comm));
+  CUDA_CHECK(cudaFree(buf));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+/* GPU memory is counted for the whole device, which the ranks may share:
+ * every rank counts between barriers, with no communicator alive in any.
+ * Slack: the driver hands memory out in 2 MiB pages and may grow its own
+ * per-context pools once; a leaked connection buffer (NCCL_BUFFSIZE, 4 MiB
+ * by default) or work FIFO exceeds it, smaller leaks would hide in it. */
+static int leak_main(int rank, int n, void* arg) {
+  leak_shared_t* sh = arg;
+  leak_cycle(rank, n, 0); /* warm up: CUDA context, module, plugins, log */
+  leak_barrier(sh, 0, n);
+  holdings_t h0 = holdings_now();
+  leak_barrier(sh, 1, n);
+  for (int i = 0; i < LEAK_CYCLES; i++) leak_cycle(rank, n, i % 2);
+  leak_barrier(sh, 2, n);
+  holdings_t h1 = holdings_now();
+  leak_barrier(sh, 3, n);
+  CHECK_EQ_INT(h1.fds, h0.fds);
+  CHECK_EQ_INT(h1.threads, h0.threads);
+  CHECK_EQ_INT(h1.shmNames, 0);
+  CHECK_EQ_INT(h1.shmMaps, 0);
+  CHECK_MSG(h1.gpuFree + LEAK_GPU_SLACK >= h0.gpuFree, "rank %d: %.1f MiB of GPU memory gone after %d cycles", rank,
+            ((double)h0.gpuFree - (double)h1.gpuFree) / (1 << 20), LEAK_CYCLES);
+  fprintf(stderr, "rank %d: %d cycles: %d fds, %d threads, GPU free %+.2f MiB, no shm segment\n", rank, LEAK_CYCLES,
+          h1.fds, h1.threads, ((double)h1.gpuFree - (double)h0.gpuFree) / (1 << 20));
+  return 0;
+}
+
+/* ranks_run's bounds (25, 25, 40 s) stay under one_gpu.sh's limits (30,
+ * 30, 45 s): a hang is then reported by the test, not only killed. */
+int main(int argc, char** argv) {
+  gpu_crash_handlers("test_gpu_fault");
+  if (argc < 3) {
+    fprintf(stderr, "usage: test_gpu_fault kill|abort|leak N\n");
+    return 2;
+  }
+  int n = atoi(argv[2]);
+  ndev = gpu_count_in_child();
+  if (ndev < 1) {
+    printf("test_gpu_fault: skipped: no CUDA device\n");
+    return 77;
+  }
+  CHECK_MSG(n >= 1 && n <= 256, "bad rank count %d", n);
+  if (!strcmp(argv[1], "kill")) return kill_run(n);
+  if (!strcmp(argv[1], "abort")) {
+    CHECK(n >= 2);
+    abort_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
+    CHECK(sh != NULL);
+    CHECK_EQ_INT(ranks_run(n, abort_main, sh, 25), 0);
+  } else if (!strcmp(argv[1], "leak")) {
+    leak_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
+    CHECK(sh != NULL);
+    CHECK_EQ_INT(ranks_run(n, leak_main, sh, 40), 0);
+  } else {
+    fprintf(stderr, "unknown mode %s\n", argv[1]);
+    return 2;
+  }
+  printf("test_gpu_fault %s %d: ok\n", argv[1], n);
+  return 0;
+}
