@@ -5,14 +5,26 @@
 #include "proxy/proxy.h"
 
 void comm_poll_device_error(struct ncclComm* comm) {
-  /* On every call of a GPU comm: a timed-out kernel raises the abort flag
-   * after marking its status row, so one load spares the scan of the rows. */
+  /* On every call of a GPU comm: a timed-out kernel, and the proxy on a
+   * failed network peer, raise the abort flag after recording why, so one
+   * load spares the rest. */
   if (comm->cudaDev < 0 || !comm->dp.gpuExec || !__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE)) return;
-  if (!gpu_exec_timed_out(comm->dp.gpuExec)) return;
   if (__atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE) != ncclSuccess) return;
-  MK_WARN("Rank %d: a GPU kernel waited on a peer for MKCCL_TIMEOUT without progress (a dead or stuck peer); the "
-          "communicator failed (ncclRemoteError): abort it", comm->rank);
-  comm_async_error_set(comm, ncclRemoteError);
+  if (gpu_exec_timed_out(comm->dp.gpuExec)) {
+    MK_WARN("Rank %d: a GPU kernel waited on a peer for MKCCL_TIMEOUT without progress (a dead or stuck peer); the "
+            "communicator failed (ncclRemoteError): abort it", comm->rank);
+    comm_async_error_set(comm, ncclRemoteError);
+    return;
+  }
+  /* The kernels end on the flag without an error of their own: the proxy's
+   * failure is the communicator's (ncclCommGetAsyncError must tell it, not
+   * only the next call). A user's ncclCommAbort leaves no proxy error. */
+  ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
+  if (proxyRes != ncclSuccess) {
+    MK_WARN("Rank %d: a network peer failed (proxy error %d); the communicator failed: abort it", comm->rank,
+            (int)proxyRes);
+    comm_async_error_set(comm, proxyRes);
+  }
 }
 
 ncclResult_t comm_check_usable(struct ncclComm* comm, const char* fn) {
