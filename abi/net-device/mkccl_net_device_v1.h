@@ -49,6 +49,11 @@ typedef struct {
  *   __device__ void mkcclNetDevUnpackSaveHead_v1(void* handle, uint64_t head);
  *       the head written back at kernel end. */
 #define MKCCL_NET_DEVICE_WARP_SCRATCH 64
+/* The core's kernels run 512 threads per block, so the functions they call
+ * may use at most this many registers per thread (build them with nvcc
+ * -maxrregcount=128); more and the link at communicator init fails, and
+ * the communicator refuses UNPACK. */
+#define MKCCL_NET_DEVICE_MAX_REGS 128
 #define MKCCL_NET_DEVICE_FN_HEAD "mkcclNetDevUnpackHead_v1"
 #define MKCCL_NET_DEVICE_FN_UNPACK "mkcclNetDevUnpack_v1"
 #define MKCCL_NET_DEVICE_FN_SAVE_HEAD "mkcclNetDevUnpackSaveHead_v1"

@@ -130,6 +130,11 @@ if ! ldconfig -p | grep -q "libnvJitLink.so.13 " && [[ ! -e /usr/local/cuda/lib6
   echo "  nvJitLink from the carry ($(stat -c %s "$C/deps/libnvJitLink.so.13") bytes)"
 fi
 CACHE=/tmp/mkccl-netdev-cache; rm -rf "$CACHE"
+# A case that passed over HOST because UNPACK was refused is a failure here.
+need() { # name, pattern: the log must say it
+  [[ -f $OUT/$1.log ]] || return 0
+  grep -q "$2" "$OUT/$1.log" || { echo "FAIL $1: no '$2' in its log" | tee -a "$OUT/summary.txt"; fail=1; }
+}
 UE="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1
   MKCCL_SOCKET_UNPACK=1 MKCCL_NET_DEVICE_CACHE_DIR=$CACHE NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
 t unpack_bench 90 LD_LIBRARY_PATH=$MK_LD -- $C/bin/mkccl-unpack-bench $P/libmkccl-unpack-device.so
@@ -139,18 +144,25 @@ t unpack_init_off 60 LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_DISA
   $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
 t unpack_init_first 90 $UE -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
 t unpack_init_cached 60 $UE -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
+need unpack_init_first "(device unpack)"
+need unpack_init_cached "from the cache"
 for n in off first cached; do
   echo "  init $n: $(grep -h "ncclCommInitRank:" "$OUT/unpack_init_$n.log" | head -1) | $(grep -h "NETDEV: collective kernels\|UNPACK refused\|net receives use" "$OUT/unpack_init_$n.log" | sed 's/.*NETDEV/NETDEV/' | sort -u | tr '\n' ' ' | head -c 300)"
   grep -h "^ *8388608" "$OUT/unpack_init_$n.log" | head -1 | sed 's/^/    /'
 done
 t unpack_proc2 120 $UE TEST_COLL_TRACE=1 -- $C/bin/test_gpu_coll proc 2 quick
+need unpack_proc2 "(device unpack)"
 grep -h "device unpack\|UNPACK refused\|kernel (net device" "$OUT/unpack_proc2.log" | sed 's/.*NCCL INFO //' | sort | uniq -c | head -6
 t unpack_thread2 120 $UE -- $C/bin/test_gpu_coll thread 2 quick
+need unpack_thread2 "(device unpack)"
 t unpack_full_proc2 240 $UE -- $C/bin/test_gpu_coll proc 2
+need unpack_full_proc2 "(device unpack)"
 # Another build of the plugin through a manifest: relinked, not rebuilt.
 printf 'mkccl-manifest: 1\nplugins:\n  - name: unpack-device\n    kind: net-device\n    abi: 1\n    library: %s\n    priority: 0\n' \
   "$P/libmkccl-unpack-device-alt.so" > "$OUT/alt.yaml"
 t unpack_swapped 120 $UE MKCCL_MANIFEST=$OUT/alt.yaml -- $C/bin/test_gpu_coll proc 2 quick
+need unpack_swapped "(device unpack)"
+need unpack_swapped "unpack-device-alt.so.*taken"
 grep -h "NETDEV: collective kernels\|unpack-device-alt" "$OUT/unpack_swapped.log" | sed 's/.*NCCL INFO //' | sort -u | head -4
 fi
 if [[ $ONLY == *B* ]]; then
