@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "base/param.h"
+#include "net-device/mkccl_net_device_v1.h"
 #include "netdev/netdev_link.h"
 
 typedef void* nvjl_handle_t;
@@ -104,12 +105,17 @@ ncclResult_t netdev_jitlink_run(const netdev_link_input_t* inputs, int n, const 
   MK_CHECK(nvjl_open());
   char archOpt[64];
   snprintf(archOpt, sizeof(archOpt), "-arch=%s", arch);
-  const char* opts[] = {archOpt, "-lto"};
+  /* Code compiled here from LTO-IR fits the core's kernels too
+   * (MKCCL_NET_DEVICE_MAX_REGS; relocatable inputs were built to it). */
+  char regOpt[48];
+  snprintf(regOpt, sizeof(regOpt), "-maxrregcount=%d", MKCCL_NET_DEVICE_MAX_REGS);
+  const char* opts[] = {archOpt, regOpt, "-lto"};
   nvjl_handle_t h = NULL;
-  int nopts = mode == NETDEV_LINK_LTO ? 2 : 1;
+  int nopts = mode == NETDEV_LINK_LTO ? 3 : 2;
   int rc = nvjl.create(&h, (uint32_t)nopts, opts);
   if (rc != NVJL_SUCCESS)
-    return MK_FAIL(ncclSystemError, "NETDEV: nvJitLinkCreate(%s%s) failed (%d)", archOpt, nopts == 2 ? " -lto" : "", rc);
+    return MK_FAIL(ncclSystemError, "NETDEV: nvJitLinkCreate(%s %s%s) failed (%d)", archOpt, regOpt,
+                   nopts == 3 ? " -lto" : "", rc);
   ncclResult_t res = ncclSuccess;
   char log[1024] = "";
   for (int i = 0; i < n && res == ncclSuccess; i++) {
