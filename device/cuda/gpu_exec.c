@@ -213,11 +213,17 @@ static void gpu_stack_limit(gpu_exec_t* ex, const cuda_gpu_t* g, cu_function_t f
   MK_INFO(NCCL_INIT, "Rank %d: kernel local memory %d bytes per thread, context stack limit was %zu", rank, local, cur);
 }
 
-/* MKCCL_GPU_PROBE: launch the kernel once with no work (it only bumps its
- * channel 0 status word) and wait for it: tells "kernels of this
- * communicator cannot run or their status is invisible" apart from a hang
- * in the connection protocol. */
-static int gpu_probe(gpu_exec_t* ex) {
+/* The kernel's first launch, with no work (it only bumps its channel 0
+ * status word), at init, waited for. A module's first launch may need the
+ * context to itself even after its function was loaded: on an H100, two
+ * ranks of one process on one GPU hung when rank 1's first kernel would not
+ * start while rank 0's ran, waiting for it (SHM, then NET; not seen in the
+ * runs that made this launch at init, as MKCCL_GPU_PROBE did). A launch
+ * still queued after 10 s (another kernel of the context holds it) is
+ * harmless, it has no work: init goes on. With MKCCL_GPU_PROBE the
+ * result is reported too: it tells "kernels of this communicator cannot run
+ * or their status is invisible" apart from a hang in the protocol. */
+static int gpu_first_launch(gpu_exec_t* ex, int report) {
   const cuda_gpu_t* g = ex->g;
   volatile uint64_t* ticks = ex->status + MK_STATUS_TICKS;
   uint64_t before = *ticks;
@@ -229,6 +235,11 @@ static int gpu_probe(gpu_exec_t* ex) {
   if (r == CUDA_DRV_SUCCESS) r = gpu_stream_wait(g, ex->initStream, 10000);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+  if (!report) {
+    if (r == CUDA_DRV_SUCCESS) *ticks = before;
+    else MK_WARN("Rank %d: the kernel's first launch (no work) at init: %s after %.2f ms", ex->rank, gpu_query_str(r), ms);
+    return 1;
+  }
   MK_WARN("GPU probe: rank %d device %d: empty kernel %s after %.2f ms; status word %llu -> %llu (%s); kernel local "
           "memory %d B/thread, stack limit was %zu; module load %.1f ms; driver %d",
           ex->rank, ex->dev, gpu_query_str(r), ms, (unsigned long long)before, (unsigned long long)*ticks,
@@ -349,7 +360,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   }
   /* A probe kernel that did not end may still use this executor's memory:
    * the executor is left allocated (a diagnostic run ends here anyway). */
-  if (param_int("MKCCL_GPU_PROBE") && !gpu_probe(ex))
+  if (!gpu_first_launch(ex, param_int("MKCCL_GPU_PROBE") != 0))
     return MK_FAIL(ncclSystemError, "Rank %d: GPU probe: an empty kernel did not end (see the GPU probe line)",
                    comm->rank);
   if (param_int("MKCCL_GPU_WATCHDOG") > 0) {
