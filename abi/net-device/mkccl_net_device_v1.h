@@ -30,11 +30,13 @@
 #define MKCCL_NET_DEVICE_SYMBOL_V1 "mkcclNetDevicePlugin_v1"
 #define MKCCL_NET_DEVICE_ABI_V1 1
 
-/* The plugin's device side. Each blob is LTO-IR (nvcc -dlto -rdc) for one
- * virtual architecture, or NULL when the plugin was built without nvcc. The
- * entry points are extern "C" __device__ functions of the ABI below. */
+/* The plugin's device side: a fatbin with relocatable code for `arch`
+ * (nvcc -rdc, code=sm_XX: linked with the core's collective kernels) and
+ * LTO-IR (code=lto_XX: the call-site kernel), or NULL when the plugin was
+ * built without nvcc. The entry points are extern "C" __device__ functions
+ * of the ABI below. */
 typedef struct {
-  const void* ltoir;    /* LTO-IR bytes */
+  const void* ltoir;    /* the fatbin (named for its first content, LTO-IR) */
   size_t ltoirSize;
   const char* arch;     /* what it was built for: "sm_90" */
 } mkcclNetDeviceCode_v1;
