@@ -53,12 +53,10 @@ static ncclResult_t profiler_init(void** context, uint64_t commId, int* mask, co
   clock_gettime(CLOCK_REALTIME, &rt);
   clock_gettime(CLOCK_MONOTONIC, &mt);
   ctx->wallOffsetNs = ((int64_t)rt.tv_sec - (int64_t)mt.tv_sec) * 1000000000ll + (rt.tv_nsec - mt.tv_nsec);
-  profiler_event_t* first = calloc(PROFILER_BLOCK_EVENTS, sizeof(*first)); /* preallocated: no malloc early on */
-  if (!first) {
+  if (profiler_pool_init(ctx) != 0) {
     free(ctx);
     return ncclSystemError;
   }
-  atomic_store(&ctx->blocks[0], first);
   *mask = (int)plugin_param_int(&profiler_pp, "MKCCL_PROFILER_MASK");
   *context = ctx;
   return ncclSuccess;
@@ -174,6 +172,7 @@ static ncclResult_t profiler_record(void* eHandle, ncclProfilerEventState_v6_t s
 static ncclResult_t profiler_finalize(void* context) {
   profiler_ctx_t* ctx = context;
   if (!ctx) return ncclSuccess;
+  profiler_pool_quiesce(ctx);
   char path[1200];
   snprintf(path, sizeof(path), "%s/mkccl-trace-%016llx-r%d.json", ctx->dir, (unsigned long long)ctx->commId, ctx->rank);
   int bad = profiler_trace_write(ctx, path);
