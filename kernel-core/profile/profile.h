@@ -38,7 +38,8 @@
  *   net plugins: profile_net_callback is the ncclProfilerCallback_t the core hands
  *     to net v10+ init (plugin/net.c). The transport passes, as isend/irecv's
  *     phandle for relative step k of a sub, ((void**)sub->profilerHandle)[k % MKCCL_STEPS]
- *     when sub->profilerHandle is not NULL (send: k = transmitted, recv: k = posted).
+ *     when sub->profilerHandle is not NULL (send: k = transmitted, recv: k = posted);
+ *     those are NULL when NetPlugin was off as the op was attached.
  *
  * ProxyStep events are derived from a sub-op's counters (one event per
  * slice, steps numbered from 0 within the sub): a step starts when it

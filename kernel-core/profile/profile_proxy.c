@@ -33,9 +33,12 @@ ncclResult_t profile_proxy_sub_attach(profile_comm_t* pc, void* parent, int isSe
   if (!profile_active(pc, PROFILE_PROXY_TYPES)) return ncclSuccess;
   profile_sub_t* t = calloc(1, sizeof(*t));
   if (!t) return MK_FAIL(ncclSystemError, "profile: out of memory tracking a proxy op");
+  /* No NetPlugin events asked for when the op is posted: the net plugin gets
+   * NULL parent handles for it and never calls back. */
+  int net = profile_active(pc, ncclProfileNetPlugin);
   for (int i = 0; i < MKCCL_STEPS; i++) {
     t->refs[i].owner = t;
-    t->pHandles[i] = &t->refs[i];
+    t->pHandles[i] = net ? &t->refs[i] : NULL;
   }
   t->pc = pc;
   t->parent = parent;
