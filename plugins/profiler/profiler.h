@@ -65,9 +65,12 @@ typedef struct {
   pid_t pid;
   int64_t wallOffsetNs; /* CLOCK_REALTIME - CLOCK_MONOTONIC at init: ranks on different hosts line up */
   uint64_t maxEvents;
-  _Atomic uint64_t next;
+  /* The pool index on a line of its own: every event's atomic add (from the
+   * caller's and the proxy's threads) then leaves the fields both only read
+   * (maxEvents, blocks) in their caches. */
+  _Alignas(64) _Atomic uint64_t next;
   _Atomic uint64_t dropped;
-  profiler_event_t* _Atomic blocks[PROFILER_MAX_BLOCKS];
+  _Alignas(64) profiler_event_t* _Atomic blocks[PROFILER_MAX_BLOCKS];
   ncclDebugLogger_t log;
   /* The filler thread: allocates and touches the next block while the
    * current one is half used, so that neither calloc nor the first write to

@@ -36,8 +36,9 @@ EXPORT const mkcclPluginInfo_v1_t mkcclPluginInfo_v1 = {sizeof(mkcclPluginInfo_v
 
 static ncclResult_t profiler_init(void** context, uint64_t commId, int* mask, const char* commName, int nNodes,
                                   int nRanks, int rank, ncclDebugLogger_t log) {
-  profiler_ctx_t* ctx = calloc(1, sizeof(*ctx));
+  profiler_ctx_t* ctx = aligned_alloc(64, sizeof(*ctx)); /* its pool index has a cache line of its own */
   if (!ctx) return ncclSystemError;
+  memset(ctx, 0, sizeof(*ctx));
   ctx->rank = rank;
   ctx->nRanks = nRanks;
   ctx->nNodes = nNodes;
