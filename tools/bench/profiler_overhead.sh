@@ -3,7 +3,9 @@
 # Two host ranks (one per core on a 2-core machine), shm and net transports;
 # three configurations run interleaved, trial after trial, so that drifts of
 # the machine hit all three alike: no profiler, profiler loaded with mask 0,
-# all events. Prints one line per run and a median table at the end.
+# all events. Prints one line per run, a median table, and the median of
+# per-trial ratios (steadier on a noisy machine: slow phases hit both runs
+# of a pair).
 #   tools/bench/profiler_overhead.sh [trials] [iterations] > prof.log
 # Environment:
 #   TRANSPORTS="shm net"  the transports measured (default both)
@@ -50,3 +52,18 @@ for tr in $transports; do
     done | paste -sd' ' | sed "s/^/$tr $cfg /"
   done
 done | awk '{ if ($2=="none") {b1=$3; b2=$4} printf "%s %-9s %10.1f %10.1f   %.3f %.3f\n", $1, $2, $3, $4, $3/b1, $4/b2 }'
+# Paired: per trial, the ratio of oop+ip times of two configurations run one
+# after the other; the median over trials cancels the machine's slow drifts
+# (the medians above are two independent samples each).
+echo
+echo "# median over trials of the per-trial ratio of (oop + ip) times"
+pairs="all/none mask0/none"
+[[ -n $base ]] && pairs="all/none mask0/none base-all/base-none base-none/none all/base-all"
+for tr in $transports; do
+  for p in $pairs; do
+    a=${p%/*} b=${p#*/}
+    awk -v tr="$tr" -v a="$a" -v b="$b" '$1 == tr { if ($2 == a) ta[++na] = $3 + $4; if ($2 == b) tb[++nb] = $3 + $4 }
+      END { n = na < nb ? na : nb; for (i = 1; i <= n; i++) print ta[i] / tb[i] }' "$out/runs" |
+      sort -g | awk -v tr="$tr" -v p="$p" '{r[NR] = $1} END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2; printf "%s %-20s %.3f  (%d trials)\n", tr, p, m, NR }'
+  done
+done
