@@ -38,7 +38,8 @@
  *   net plugins: profile_net_callback is the ncclProfilerCallback_t the core hands
  *     to net v10+ init (plugin/net.c). The transport passes, as isend/irecv's
  *     phandle for relative step k of a sub, ((void**)sub->profilerHandle)[k % MKCCL_STEPS]
- *     when sub->profilerHandle is not NULL (send: k = transmitted, recv: k = posted).
+ *     when sub->profilerHandle is not NULL (send: k = transmitted, recv: k = posted);
+ *     those are NULL when NetPlugin was off as the op was attached.
  *
  * ProxyStep events are derived from a sub-op's counters (one event per
  * slice, steps numbered from 0 within the sub): a step starts when it
@@ -53,12 +54,14 @@
 #include <stdint.h>
 
 #include "nccl.h"
+#include "profiler/mkccl_profiler_timed_v1.h"
 #include "profiler/nccl_profiler.h"
 #include "transport/mkccl_transport_v1.h"
 
 typedef struct profile_comm {
   int mask;                       /* activation mask, set by the plugin's init: read at every event */
   const ncclProfiler_v6_t* prof;  /* NULL: no profiler for this communicator */
+  const mkcclProfilerTimed_v1_t* timed; /* the plugin's timed entries, NULL when it has none */
   void* ctx;                      /* the plugin's context */
   int rank;
   uint64_t collSeq;               /* sequence number of the next collective */
@@ -88,6 +91,14 @@ typedef struct {
   int algo, proto;     /* NCCL_ALGO_*, NCCL_PROTO_* */
 } profile_coll_t;
 
+/* Calls made at one moment (the proxy's pass over an op after a progress
+ * call) share one clock read, taken by the first call that needs it, when
+ * the plugin has timed entries (mkcclProfilerTimed_v1); start with {0}. */
+typedef struct {
+  uint64_t ns; /* CLOCK_MONOTONIC ns, 0 until read */
+} profile_clock_t;
+uint64_t profile_clock_ns(profile_clock_t* clk);
+
 /* Out-of-line bodies; call the inline wrappers. */
 void* profile_group_api_start_(profile_comm_t* pc, int depth, int graphCaptured);
 void* profile_coll_api_start_(profile_comm_t* pc, void* groupApi, int func, size_t count, int datatype, int root,
@@ -102,11 +113,18 @@ void* profile_p2p_start_(profile_comm_t* pc, void* group, void* p2pApi, int func
 void* profile_proxy_op_start_(profile_comm_t* pc, void* parent, int channelId, int peer, int nSteps, int chunkSize,
                               int isSend);
 void* profile_proxy_step_start_(profile_comm_t* pc, void* proxyOp, int step);
+void* profile_proxy_op_start_at_(profile_comm_t* pc, void* parent, int channelId, int peer, int nSteps, int chunkSize,
+                                 int isSend, profile_clock_t* clk);
+void* profile_proxy_step_start_at_(profile_comm_t* pc, void* proxyOp, int step, profile_clock_t* clk);
 void* profile_proxy_ctrl_start_(profile_comm_t* pc);
 void* profile_kernel_ch_start_(profile_comm_t* pc, void* parent, int channelId, uint64_t pTimer);
 void profile_event_stop_(profile_comm_t* pc, void* handle);
 void profile_event_state_(profile_comm_t* pc, void* handle, ncclProfilerEventState_t state,
                           ncclProfilerEventStateArgs_v6_t* args);
+/* The same at the moment clk stands for (NULL: the plugin's own clock). */
+void profile_event_stop_at_(profile_comm_t* pc, void* handle, profile_clock_t* clk);
+void profile_event_state_at_(profile_comm_t* pc, void* handle, ncclProfilerEventState_t state,
+                             ncclProfilerEventStateArgs_v6_t* args, profile_clock_t* clk);
 
 #define PROFILE_IF(pc, type, call) (profile_active((pc), (type)) ? (call) : NULL)
 
@@ -210,6 +228,8 @@ int profile_net_callback(void** eHandle, int type, void* pHandle, int64_t plugin
 
 /* The process's profiler library (tests and tools). */
 ncclResult_t profile_plugin_acquire(const ncclProfiler_v6_t** prof, int* abi);
+/* The acquired library's mkcclProfilerTimed_v1 (NULL when it has none). */
+const mkcclProfilerTimed_v1_t* profile_plugin_timed(void);
 void profile_plugin_release(void);
 
 #endif

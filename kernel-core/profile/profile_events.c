@@ -2,6 +2,7 @@
  * profiler's errors never reach the caller: NCCL's rule, profiling must
  * not change what the library does. */
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -33,6 +34,7 @@ ncclResult_t profile_comm_init(profile_comm_t* pc, uint64_t commId, const char* 
     return ncclSuccess;
   }
   pc->prof = prof;
+  pc->timed = profile_plugin_timed();
   pc->ctx = ctx;
   MK_INFO(NCCL_INIT | NCCL_PROFILE, "PROFILER/Plugin: '%s' on rank %d, activation mask 0x%x",
           prof->name ? prof->name : "?", rank, mask);
@@ -44,17 +46,33 @@ void profile_comm_fini(profile_comm_t* pc) {
   __atomic_store_n(&pc->mask, 0, __ATOMIC_RELAXED);
   pc->prof->finalize(pc->ctx);
   pc->prof = NULL;
+  pc->timed = NULL;
   pc->ctx = NULL;
   profile_plugin_release();
 }
 
-static void* profile_start(profile_comm_t* pc, ncclProfilerEventDescr_v6_t* d) {
+uint64_t profile_clock_ns(profile_clock_t* clk) {
+  if (!clk->ns) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    clk->ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+    if (!clk->ns) clk->ns = 1;
+  }
+  return clk->ns;
+}
+
+/* clk: the moment the call stands for, through the plugin's timed entries
+ * when it has them (NULL, or no timed entries: the plugin reads its clock). */
+static void* profile_start_at(profile_comm_t* pc, ncclProfilerEventDescr_v6_t* d, profile_clock_t* clk) {
   void* h = NULL;
   if (!pc->prof) return NULL;
   d->rank = pc->rank;
-  if (pc->prof->startEvent(pc->ctx, &h, d) != ncclSuccess) return NULL;
-  return h;
+  ncclResult_t res = clk && pc->timed ? pc->timed->startEventAt(pc->ctx, &h, d, profile_clock_ns(clk))
+                                      : pc->prof->startEvent(pc->ctx, &h, d);
+  return res == ncclSuccess ? h : NULL;
 }
+
+static void* profile_start(profile_comm_t* pc, ncclProfilerEventDescr_v6_t* d) { return profile_start_at(pc, d, NULL); }
 
 #define DESCR(name, t, parent)        \
   ncclProfilerEventDescr_v6_t name;   \
@@ -135,6 +153,11 @@ void* profile_p2p_start_(profile_comm_t* pc, void* group, void* p2pApi, int func
 
 void* profile_proxy_op_start_(profile_comm_t* pc, void* parent, int channelId, int peer, int nSteps, int chunkSize,
                               int isSend) {
+  return profile_proxy_op_start_at_(pc, parent, channelId, peer, nSteps, chunkSize, isSend, NULL);
+}
+
+void* profile_proxy_op_start_at_(profile_comm_t* pc, void* parent, int channelId, int peer, int nSteps, int chunkSize,
+                                 int isSend, profile_clock_t* clk) {
   static pid_t pid;
   if (!pid) pid = getpid();
   DESCR(d, ncclProfileProxyOp, parent);
@@ -144,13 +167,17 @@ void* profile_proxy_op_start_(profile_comm_t* pc, void* parent, int channelId, i
   d.proxyOp.nSteps = nSteps;
   d.proxyOp.chunkSize = chunkSize;
   d.proxyOp.isSend = isSend;
-  return profile_start(pc, &d);
+  return profile_start_at(pc, &d, clk);
 }
 
 void* profile_proxy_step_start_(profile_comm_t* pc, void* proxyOp, int step) {
+  return profile_proxy_step_start_at_(pc, proxyOp, step, NULL);
+}
+
+void* profile_proxy_step_start_at_(profile_comm_t* pc, void* proxyOp, int step, profile_clock_t* clk) {
   DESCR(d, ncclProfileProxyStep, proxyOp);
   d.proxyStep.step = step;
-  return profile_start(pc, &d);
+  return profile_start_at(pc, &d, clk);
 }
 
 void* profile_proxy_ctrl_start_(profile_comm_t* pc) {
@@ -165,17 +192,27 @@ void* profile_kernel_ch_start_(profile_comm_t* pc, void* parent, int channelId, 
   return profile_start(pc, &d);
 }
 
-void profile_event_stop_(profile_comm_t* pc, void* handle) {
-  if (pc && pc->prof && handle) pc->prof->stopEvent(handle);
+void profile_event_stop_(profile_comm_t* pc, void* handle) { profile_event_stop_at_(pc, handle, NULL); }
+
+void profile_event_stop_at_(profile_comm_t* pc, void* handle, profile_clock_t* clk) {
+  if (!pc || !pc->prof || !handle) return;
+  if (clk && pc->timed) pc->timed->stopEventAt(handle, profile_clock_ns(clk));
+  else pc->prof->stopEvent(handle);
 }
 
 void profile_event_state_(profile_comm_t* pc, void* handle, ncclProfilerEventState_t state,
                           ncclProfilerEventStateArgs_v6_t* args) {
+  profile_event_state_at_(pc, handle, state, args, NULL);
+}
+
+void profile_event_state_at_(profile_comm_t* pc, void* handle, ncclProfilerEventState_t state,
+                             ncclProfilerEventStateArgs_v6_t* args, profile_clock_t* clk) {
   ncclProfilerEventStateArgs_v6_t none;
   if (!pc || !pc->prof || !handle) return;
   if (!args) {
     memset(&none, 0, sizeof(none));
     args = &none;
   }
-  pc->prof->recordEventState(handle, state, args);
+  if (clk && pc->timed) pc->timed->recordEventStateAt(handle, state, args, profile_clock_ns(clk));
+  else pc->prof->recordEventState(handle, state, args);
 }

@@ -1,5 +1,6 @@
 /* The process's profiler plugin: loaded through the generic loader,
  * adapted to v6, shared by every communicator (as in NCCL). */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@ static pthread_mutex_t profile_process_lock = PTHREAD_MUTEX_INITIALIZER;
 static plugin_lib_t* profile_process_lib;
 static int profile_process_refs;
 const ncclProfiler_v6_t* _Atomic profile_process_prof;
+/* The library's mkcclProfilerTimed_v1 when it exports one beside ncclProfiler_v6. */
+static const mkcclProfilerTimed_v1_t* profile_process_timed;
 
 static int profile_plugin_start(plugin_lib_t* lib, void* arg, plugin_candidate_t* c) {
   const plugin_adapter_t* adapter = lib->abiDesc->adapter;
@@ -48,6 +51,12 @@ ncclResult_t profile_plugin_acquire(const ncclProfiler_v6_t** prof, int* abi) {
     if (res == ncclSuccess && n > 0) {
       profile_process_lib = libs[0];
       atomic_store(&profile_process_prof, presented);
+      if (profile_process_lib->abi == 6 && profile_process_lib->handle)
+        profile_process_timed = dlsym(profile_process_lib->handle, MKCCL_PROFILER_TIMED_V1_SYMBOL);
+      if (profile_process_timed &&
+          (!profile_process_timed->startEventAt || !profile_process_timed->stopEventAt ||
+           !profile_process_timed->recordEventStateAt))
+        profile_process_timed = NULL;
       MK_INFO(NCCL_INIT | NCCL_PROFILE, "PROFILER/Plugin: using '%s' from %s (ABI v%d)",
               presented->name ? presented->name : "?", profile_process_lib->path, profile_process_lib->abi);
     }
@@ -66,9 +75,17 @@ void profile_plugin_release(void) {
   pthread_mutex_lock(&profile_process_lock);
   if (profile_process_refs > 0 && --profile_process_refs == 0 && profile_process_lib) {
     atomic_store(&profile_process_prof, NULL);
+    profile_process_timed = NULL;
     profile_process_lib->abiDesc->adapter->unwrap();
     plugin_lib_close(profile_process_lib);
     profile_process_lib = NULL;
   }
   pthread_mutex_unlock(&profile_process_lock);
+}
+
+const mkcclProfilerTimed_v1_t* profile_plugin_timed(void) {
+  pthread_mutex_lock(&profile_process_lock);
+  const mkcclProfilerTimed_v1_t* t = profile_process_refs > 0 ? profile_process_timed : NULL;
+  pthread_mutex_unlock(&profile_process_lock);
+  return t;
 }

@@ -1,4 +1,5 @@
-/* The trace profiler as NCCL profiler v5 and v6 (plus mkcclPluginInfo_v1).
+/* The trace profiler as NCCL profiler v5 and v6 (plus mkcclPluginInfo_v1 and
+ * mkcclProfilerTimed_v1).
  * Per communicator: events into the pool; at finalize the trace
  * <MKCCL_PROFILER_DIR>/mkccl-trace-<commId>-r<rank>.json and, with
  * MKCCL_PROFILER_SUMMARY, the summary ...-r<rank>.txt. The activation mask
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "mkccl_plugin_params.h"
+#include "profiler/mkccl_profiler_timed_v1.h"
 #include "profiler.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -34,8 +36,9 @@ EXPORT const mkcclPluginInfo_v1_t mkcclPluginInfo_v1 = {sizeof(mkcclPluginInfo_v
 
 static ncclResult_t profiler_init(void** context, uint64_t commId, int* mask, const char* commName, int nNodes,
                                   int nRanks, int rank, ncclDebugLogger_t log) {
-  profiler_ctx_t* ctx = calloc(1, sizeof(*ctx));
+  profiler_ctx_t* ctx = aligned_alloc(64, sizeof(*ctx)); /* its pool index has a cache line of its own */
   if (!ctx) return ncclSystemError;
+  memset(ctx, 0, sizeof(*ctx));
   ctx->rank = rank;
   ctx->nRanks = nRanks;
   ctx->nNodes = nNodes;
@@ -53,12 +56,10 @@ static ncclResult_t profiler_init(void** context, uint64_t commId, int* mask, co
   clock_gettime(CLOCK_REALTIME, &rt);
   clock_gettime(CLOCK_MONOTONIC, &mt);
   ctx->wallOffsetNs = ((int64_t)rt.tv_sec - (int64_t)mt.tv_sec) * 1000000000ll + (rt.tv_nsec - mt.tv_nsec);
-  profiler_event_t* first = calloc(PROFILER_BLOCK_EVENTS, sizeof(*first)); /* preallocated: no malloc early on */
-  if (!first) {
+  if (profiler_pool_init(ctx) != 0) {
     free(ctx);
     return ncclSystemError;
   }
-  atomic_store(&ctx->blocks[0], first);
   *mask = (int)plugin_param_int(&profiler_pp, "MKCCL_PROFILER_MASK");
   *context = ctx;
   return ncclSuccess;
@@ -70,7 +71,8 @@ static profiler_event_t* profiler_parent(const ncclProfilerEventDescr_v6_t* d, p
   return d->parentObj;
 }
 
-static ncclResult_t profiler_start(void* context, void** eHandle, ncclProfilerEventDescr_v6_t* d) {
+/* ns: the moment the core gives (mkcclProfilerTimed_v1), 0: now. */
+static ncclResult_t profiler_start_at(void* context, void** eHandle, ncclProfilerEventDescr_v6_t* d, uint64_t ns) {
   profiler_ctx_t* ctx = context;
   *eHandle = NULL;
   profiler_event_t* e = profiler_event_alloc(ctx);
@@ -128,16 +130,22 @@ static ncclResult_t profiler_start(void* context, void** eHandle, ncclProfilerEv
     }
     default: break;
   }
-  e->start = profiler_now();
+  e->start = ns ? ns : profiler_now();
   *eHandle = e;
   return ncclSuccess;
 }
 
-static ncclResult_t profiler_stop(void* eHandle) {
+static ncclResult_t profiler_start(void* context, void** eHandle, ncclProfilerEventDescr_v6_t* d) {
+  return profiler_start_at(context, eHandle, d, 0);
+}
+
+static ncclResult_t profiler_stop_at(void* eHandle, uint64_t ns) {
   profiler_event_t* e = eHandle;
-  if (e) e->stop = profiler_now();
+  if (e) e->stop = ns ? ns : profiler_now();
   return ncclSuccess;
 }
+
+static ncclResult_t profiler_stop(void* eHandle) { return profiler_stop_at(eHandle, 0); }
 
 static int profiler_step_state_index(ncclProfilerEventState_t s) {
   switch (s) {
@@ -151,18 +159,18 @@ static int profiler_step_state_index(ncclProfilerEventState_t s) {
   }
 }
 
-static ncclResult_t profiler_record(void* eHandle, ncclProfilerEventState_v6_t state,
-                                    ncclProfilerEventStateArgs_v6_t* args) {
+static ncclResult_t profiler_record_at(void* eHandle, ncclProfilerEventState_v6_t state,
+                                       ncclProfilerEventStateArgs_v6_t* args, uint64_t ns) {
   profiler_event_t* e = eHandle;
   if (!e) return ncclSuccess;
   int i = profiler_step_state_index(state);
   if (e->type == ncclProfileProxyStep && i >= 0) {
-    e->step.stateTs[i] = profiler_now();
+    e->step.stateTs[i] = ns ? ns : profiler_now();
     if (args) e->step.transSize = args->proxyStep.transSize;
   } else if (e->type == ncclProfileGroupApi && state == ncclProfilerGroupStartApiStop) {
-    e->api.stateTs[0] = profiler_now();
+    e->api.stateTs[0] = ns ? ns : profiler_now();
   } else if (e->type == ncclProfileGroupApi && state == ncclProfilerGroupEndApiStart) {
-    e->api.stateTs[1] = profiler_now();
+    e->api.stateTs[1] = ns ? ns : profiler_now();
   } else if (e->type == ncclProfileNetPlugin && state == ncclProfilerNetPluginUpdate && args && args->netPlugin.data) {
     uint32_t kind = (uint32_t)e->net.id & NCCL_PROFILER_NET_TYPE_MASK;
     if (kind == NCCL_PROFILER_NET_TYPE_SOCK)
@@ -171,9 +179,15 @@ static ncclResult_t profiler_record(void* eHandle, ncclProfilerEventState_v6_t s
   return ncclSuccess;
 }
 
+static ncclResult_t profiler_record(void* eHandle, ncclProfilerEventState_v6_t state,
+                                    ncclProfilerEventStateArgs_v6_t* args) {
+  return profiler_record_at(eHandle, state, args, 0);
+}
+
 static ncclResult_t profiler_finalize(void* context) {
   profiler_ctx_t* ctx = context;
   if (!ctx) return ncclSuccess;
+  profiler_pool_quiesce(ctx);
   char path[1200];
   snprintf(path, sizeof(path), "%s/mkccl-trace-%016llx-r%d.json", ctx->dir, (unsigned long long)ctx->commId, ctx->rank);
   int bad = profiler_trace_write(ctx, path);
@@ -203,5 +217,8 @@ static ncclResult_t profiler_start_v5(void* context, void** eHandle, ncclProfile
 
 EXPORT const ncclProfiler_v6_t ncclProfiler_v6 = {"mkccl-trace", profiler_init, profiler_start, profiler_stop,
                                                   profiler_record, profiler_finalize};
+/* mkcclProfilerTimed_v1 (profiler/mkccl_profiler_timed_v1.h): the core
+ * passes one clock read for calls made at one moment. */
+EXPORT const mkcclProfilerTimed_v1_t mkcclProfilerTimed_v1 = {profiler_start_at, profiler_stop_at, profiler_record_at};
 EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {"mkccl-trace", profiler_init, profiler_start_v5, profiler_stop,
                                                   profiler_record, profiler_finalize};

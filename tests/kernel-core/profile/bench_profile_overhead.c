@@ -5,7 +5,8 @@
  *            5 collectives + Send/Recv, each with proxy ops of 16 steps
  *            per sub, a net event per step; about 32 events per collective)
  * Prints ns per event call and per operation; results go to
- * docs/perf/tuneprof.md. Usage: bench_profile_overhead [iterations] */
+ * docs/perf/tuneprof.md. Usage: bench_profile_overhead [iterations]
+ * (MKCCL_BENCH_PROFILER=path: that profiler library instead of this build's) */
 #include <stdlib.h>
 #include <time.h>
 
@@ -49,7 +50,9 @@ int main(int argc, char** argv) {
   double offRun = bench_runs(&off, iters);
   profile_comm_fini(&off);
 
-  setenv("NCCL_PROFILER_PLUGIN", PROFILER_PLUGIN, 1);
+  /* MKCCL_BENCH_PROFILER: another build of the plugin, for before/after comparisons. */
+  const char* plugin = getenv("MKCCL_BENCH_PROFILER");
+  setenv("NCCL_PROFILER_PLUGIN", plugin && *plugin ? plugin : PROFILER_PLUGIN, 1);
   profile_comm_t pc;
   CHECK_NCCL(profile_comm_init(&pc, 2, "bench", 1, 2, 0));
   CHECK(pc.prof);

@@ -1,5 +1,6 @@
 /* A recording profiler for tests, one source for every ABI version:
- * compiled with TEST_PROFILER_VERSION=1..6 it exports ncclProfiler_v<N>,
+ * compiled with TEST_PROFILER_VERSION=1..6 it exports ncclProfiler_v<N> (v6:
+ * and mkcclProfilerTimed_v1, whose timestamps it keeps),
  * test_profiler_report() and test_profiler_set_mask() (changes the mask
  * the host reads at each event). The mask comes from
  * MKCCL_TEST_PROFILER_MASK (default all events). Test code: one communicator at a time, reads the
@@ -9,13 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/mkccl_profiler_timed_v1.h"
 #include "profiler/nccl_profiler.h"
 #include "profiler_test_record.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define V TEST_PROFILER_VERSION
 
-static test_report_t report = {V, 0, 0, 0, 0, {{0}}};
+static test_report_t report = {V, 0, 0, 0, 0, {{0}}, 0};
 static int calls;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -173,6 +175,32 @@ EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {"test-v5", rec_init_v5, rec_st
 #else
 EXPORT const ncclProfiler_v6_t ncclProfiler_v6 = {"test-v6", rec_init_v5, rec_start, rec_stop, rec_state,
                                                   rec_finalize};
+/* v6 also takes the core's timestamps (mkcclProfilerTimed_v1) and keeps them. */
+static ncclResult_t rec_start_at(void* ctx, void** h, ncclProfilerEventDescr_v6_t* d, uint64_t ns) {
+  ncclResult_t res = rec_start(ctx, h, d);
+  pthread_mutex_lock(&lock);
+  if (rec_index(*h) >= 0) ((test_rec_t*)*h)->startNs = ns;
+  report.timed++;
+  pthread_mutex_unlock(&lock);
+  return res;
+}
+static ncclResult_t rec_stop_at(void* h, uint64_t ns) {
+  pthread_mutex_lock(&lock);
+  if (rec_index(h) >= 0) ((test_rec_t*)h)->stopNs = ns;
+  report.timed++;
+  pthread_mutex_unlock(&lock);
+  return rec_stop(h);
+}
+static ncclResult_t rec_state_at(void* h, ncclProfilerEventState_t s, ncclProfilerEventStateArgs_v6_t* a,
+                                 uint64_t ns) {
+  pthread_mutex_lock(&lock);
+  int i = rec_index(h);
+  if (i >= 0 && report.recs[i].nStates < TEST_REC_STATES) report.recs[i].stateNs[report.recs[i].nStates] = ns;
+  report.timed++;
+  pthread_mutex_unlock(&lock);
+  return rec_state(h, s, a);
+}
+EXPORT const mkcclProfilerTimed_v1_t mkcclProfilerTimed_v1 = {rec_start_at, rec_stop_at, rec_state_at};
 #endif
 #endif
 #endif

@@ -24,6 +24,7 @@ typedef struct {
   int chunkSize;    /* ProxyOp */
   const char* algo; /* Coll, v2+ */
   int parentGroup;  /* Coll, P2p, v5+: index of coll.parentGroup / p2p.parentGroup (as parent) */
+  uint64_t startNs, stopNs, stateNs[TEST_REC_STATES]; /* v6: the core's time through mkcclProfilerTimed_v1, else 0 */
 } test_rec_t;
 
 typedef struct {
@@ -32,6 +33,7 @@ typedef struct {
   int n;
   int badStops; /* stops of unknown handles or twice */
   test_rec_t recs[TEST_REC_MAX];
+  int timed; /* v6: calls through mkcclProfilerTimed_v1 */
 } test_report_t;
 
 typedef test_report_t* (*test_report_fn)(void);

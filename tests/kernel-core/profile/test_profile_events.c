@@ -4,7 +4,9 @@
  * with proxy ops, steps, net plugin events and kernel channels; every start
  * has a stop, parents start before children and are of the right type,
  * old versions see only their events and v1..v4 get the Group as a
- * collective's parent; steps record their states in order; mask 0 (or a
+ * collective's parent; steps record their states in order (v6, which has
+ * mkcclProfilerTimed_v1: with the proxy's times, SendGPUWait at the step's
+ * start); mask 0 (or a
  * mask cleared later) means no events. */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@ static void check_report(const test_report_t* r, int v) {
   CHECK_EQ_INT(r->inits, 1);
   CHECK_EQ_INT(r->finalizes, 1);
   CHECK_EQ_INT(r->badStops, 0);
+  CHECK(v == 6 ? r->timed > 0 : r->timed == 0); /* mkcclProfilerTimed_v1: v6 only */
   int api = v >= 5, kch = v >= 3;
   CHECK_EQ_INT(count_type(r, ncclProfileGroupApi), api);
   CHECK_EQ_INT(count_type(r, ncclProfileCollApi), api * 5);
@@ -60,7 +63,10 @@ static void check_report(const test_report_t* r, int v) {
       case ncclProfileCollApi:
       case ncclProfileP2pApi:
       case ncclProfileKernelLaunch: CHECK_EQ_INT(pt, ncclProfileGroupApi); break;
-      case ncclProfileProxyOp: CHECK(pt == ncclProfileColl || pt == ncclProfileP2p); break;
+      case ncclProfileProxyOp:
+        CHECK(pt == ncclProfileColl || pt == ncclProfileP2p);
+        if (v == 6) CHECK(e->startNs != 0 && e->stopNs >= e->startNs);
+        break;
       case ncclProfileKernelCh: CHECK_EQ_INT(pt, ncclProfileColl); break;
       case ncclProfileNetPlugin:
         CHECK_EQ_INT(pt, ncclProfileProxyStep);
@@ -74,6 +80,11 @@ static void check_report(const test_report_t* r, int v) {
         CHECK_EQ_INT(e->states[0], send ? ncclProfilerProxyStepSendGPUWait : ncclProfilerProxyStepRecvWait);
         CHECK_EQ_INT(e->states[1], send ? ncclProfilerProxyStepSendWait : ncclProfilerProxyStepRecvGPUWait);
         CHECK(e->step % SLICE == 0 && e->step < NSTEPS);
+        if (v == 6) { /* the proxy's calls come with its time; a send waits for the GPU from its start */
+          CHECK(e->startNs != 0 && e->stateNs[0] >= e->startNs && e->stateNs[1] >= e->stateNs[0]);
+          CHECK(e->stopNs >= e->stateNs[1]);
+          if (send) CHECK(e->stateNs[0] == e->startNs);
+        }
         break;
       }
       case ncclProfileGroupApi:
