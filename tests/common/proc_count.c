@@ -45,13 +45,22 @@ int proc_count_shm_segments(int pid) {
   return n;
 }
 
-int proc_count_shm_mappings(void) {
+/* Count (or KiB, with kib) of the /proc/self/maps lines holding needle. */
+static long proc_maps_scan(const char* needle, int kib) {
   FILE* f = fopen("/proc/self/maps", "r");
   CHECK(f);
   char line[512];
-  int n = 0;
-  while (fgets(line, sizeof(line), f))
-    if (strstr(line, "mkccl-shm")) n++;
+  long n = 0;
+  unsigned long lo, hi;
+  while (fgets(line, sizeof(line), f)) {
+    if (!strstr(line, needle)) continue;
+    if (!kib) n++;
+    else if (sscanf(line, "%lx-%lx", &lo, &hi) == 2) n += (long)((hi - lo) >> 10);
+  }
   fclose(f);
   return n;
 }
+
+int proc_count_shm_mappings(void) { return (int)proc_maps_scan("mkccl-shm", 0); }
+
+long proc_mapped_kib(const char* needle) { return proc_maps_scan(needle, 1); }

@@ -14,5 +14,9 @@ unsigned long proc_pidns(void);
 int proc_count_shm_segments(int pid);
 /* Mappings of mkccl's segments in this process (/proc/self/maps). */
 int proc_count_shm_mappings(void);
+/* KiB of this process's mappings whose line contains `needle`
+ * (/proc/self/maps), e.g. "/dev/nvidia": the driver's device-file mappings,
+ * pinned host buffers among them. */
+long proc_mapped_kib(const char* needle);
 
 #endif

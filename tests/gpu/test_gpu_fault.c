@@ -259,6 +259,7 @@ static int abort_main(int rank, int n, void* arg) {
 typedef struct {
   int fds, threads, shmNames, shmMaps;
   size_t gpuFree;
+  long nvKiB; /* mappings of the driver's device files: pinned host buffers among them */
 } holdings_t;
 
 typedef struct {
@@ -275,7 +276,7 @@ static void leak_barrier(leak_shared_t* sh, int phase, int n) {
 
 static holdings_t holdings_now(void) {
   holdings_t h = {proc_count_fds(), proc_count_threads(), proc_count_shm_segments((int)getpid()),
-                  proc_count_shm_mappings(), 0};
+                  proc_count_shm_mappings(), 0, proc_mapped_kib("/dev/nvidia")};
   size_t total;
   CUDA_CHECK(cudaMemGetInfo(&h.gpuFree, &total));
   return h;
@@ -304,7 +305,9 @@ static void leak_cycle(int rank, int n, int destroy) {
  * once by 4 MiB (two ranks) at cycle 5 and stayed flat after. A leak grows
  * with the cycles instead, so: at most one page lost from the middle cycle
  * to the last (a leak of 0.4 MiB or more per communicator exceeds it over
- * those 6), and at most one page per rank of this GPU in all. fds, threads and shm
+ * those 6), and at most one page per rank of this GPU in all. Pinned host
+ * buffers live in the driver's mappings of /dev/nvidia*: those, per
+ * process, may not grow by more than a page either. fds, threads and shm
  * segments must be exactly back after every cycle. */
 static int leak_main(int rank, int n, void* arg) {
   leak_shared_t* sh = arg;
@@ -323,14 +326,23 @@ static int leak_main(int rank, int n, void* arg) {
     CHECK_EQ_INT(h[i].shmNames, 0);
     CHECK_EQ_INT(h[i].shmMaps, 0);
   }
-  char trace[LEAK_CYCLES * 12 + 1] = "", *t = trace;
-  for (int i = 0; i < LEAK_CYCLES; i++)
+  char trace[LEAK_CYCLES * 12 + 1] = "", *t = trace, pinned[LEAK_CYCLES * 12 + 1] = "", *q = pinned;
+  for (int i = 0; i < LEAK_CYCLES; i++) {
     t += sprintf(t, " %+.1f", ((double)h[i].gpuFree - (double)h0.gpuFree) / (1 << 20));
-  fprintf(stderr, "rank %d: %d cycles: %d fds, %d threads, no shm segment; GPU free after each cycle (MiB):%s\n", rank,
-          LEAK_CYCLES, h0.fds, h0.threads, trace);
+    q += sprintf(q, " %+ld", h[i].nvKiB - h0.nvKiB);
+  }
+  fprintf(stderr,
+          "rank %d: %d cycles: %d fds, %d threads, no shm segment; GPU free after each cycle (MiB):%s; driver mappings "
+          "(%ld KiB at the start, KiB after each cycle):%s\n",
+          rank, LEAK_CYCLES, h0.fds, h0.threads, trace, h0.nvKiB, pinned);
   const holdings_t *mid = &h[LEAK_CYCLES / 2 - 1], *z = &h[LEAK_CYCLES - 1];
   CHECK_MSG(z->gpuFree + LEAK_GPU_SLACK >= mid->gpuFree, "rank %d: %.1f MiB of GPU memory gone from cycle %d to %d", rank,
             ((double)mid->gpuFree - (double)z->gpuFree) / (1 << 20), LEAK_CYCLES / 2, LEAK_CYCLES);
+  /* Pinned host buffers (work FIFO, step buffers, flags) live in the
+   * driver's mappings of its device files: the same rule, per process. */
+  CHECK_MSG(z->nvKiB <= mid->nvKiB + (long)(LEAK_GPU_SLACK >> 10) && z->nvKiB <= h0.nvKiB + (long)(LEAK_GPU_SLACK >> 10),
+            "rank %d: driver mappings grew from %ld KiB (start) and %ld (cycle %d) to %ld KiB (pinned buffers left?)",
+            rank, h0.nvKiB, mid->nvKiB, LEAK_CYCLES / 2, z->nvKiB);
   int perGpu = (n + ndev - 1) / ndev;
   CHECK_MSG(z->gpuFree + (size_t)perGpu * LEAK_GPU_SLACK >= h0.gpuFree,
             "rank %d: %.1f MiB of GPU memory gone after %d cycles (more than a page per rank of the GPU)", rank,
