@@ -132,6 +132,12 @@ typedef struct {
   uint64_t opCount;
   int pattern;          /* what the op belongs to, for logs and profilers */
   mkcclProxySubOp_v1 subs[MKCCL_PROXY_MAX_SUBS];
+  /* Optional, for profilers (appended: transports that do not know them
+   * leave stepBytesKnown 0): the bytes of sub s's step k, at
+   * [s][k % MKCCL_STEPS] with k counted from the op's first step, set when a
+   * send is posted and when a receive completed (0 while it is posted). */
+  int stepBytesKnown;
+  int64_t stepBytes[MKCCL_PROXY_MAX_SUBS][MKCCL_STEPS];
 } mkcclProxyOp_v1;
 
 /* What the core lends a transport. */

@@ -49,8 +49,12 @@ ncclResult_t profile_proxy_sub_attach(profile_comm_t* pc, void* parent, int isSe
 
 static uint64_t proxy_slice(const mkcclProxyOp_v1* op) { return op->sliceSteps > 0 ? (uint64_t)op->sliceSteps : 1; }
 
-static size_t proxy_step_bytes(const mkcclProxyOp_v1* op) {
-  return op->chunkSteps > 0 && op->chunkSize > 0 ? (size_t)op->chunkSize / (size_t)op->chunkSteps : 0;
+/* The bytes of step k of sub s (NCCL's transSize: that step's, not a running
+ * total): as the transport reported them, else the slice's nominal size. */
+static size_t proxy_step_bytes(const mkcclProxyOp_v1* op, int s, uint64_t k) {
+  if (op->stepBytesKnown) return op->stepBytes[s][k % MKCCL_STEPS] > 0 ? (size_t)op->stepBytes[s][k % MKCCL_STEPS] : 0;
+  size_t step = op->chunkSteps > 0 && op->chunkSize > 0 ? (size_t)op->chunkSize / (size_t)op->chunkSteps : 0;
+  return step * (size_t)proxy_slice(op);
 }
 
 /* A step state at the pass's moment. */
@@ -99,14 +103,14 @@ void profile_proxy_prepare(mkcclProxyOp_v1* op) {
 }
 
 /* The state every step in [*seen, now) reaches; *seen moves to now. */
-static void proxy_steps_state(profile_sub_t* t, const mkcclProxyOp_v1* op, uint64_t* seen, uint64_t now,
+static void proxy_steps_state(profile_sub_t* t, const mkcclProxyOp_v1* op, int s, uint64_t* seen, uint64_t now,
                               ncclProfilerEventState_t state, uint64_t onlyFrom, profile_clock_t* clk) {
   uint64_t slice = proxy_slice(op);
   if (now > t->started) proxy_steps_start(t, op, now, clk);
   for (uint64_t k = *seen; k < now; k += slice) {
     if (k < onlyFrom) continue;
     void* ev = atomic_load_explicit(&t->refs[k % MKCCL_STEPS].event, memory_order_relaxed);
-    proxy_step_state(t, ev, state, (size_t)(k + slice) * proxy_step_bytes(op), clk);
+    proxy_step_state(t, ev, state, proxy_step_bytes(op, s, k), clk);
   }
   if (now > *seen) *seen = now;
 }
@@ -130,12 +134,12 @@ void profile_proxy_observe(mkcclProxyOp_v1* op) {
     if (!t) continue;
     proxy_window_open(t, op, sub, &clk);
     if (!t->isSend) {
-      proxy_steps_state(t, op, &t->seenPosted, sub->posted, ncclProfilerProxyStepRecvWait, 0, &clk);
+      proxy_steps_state(t, op, s, &t->seenPosted, sub->posted, ncclProfilerProxyStepRecvWait, 0, &clk);
       /* Received but not yet handed on: waiting for a flush. */
-      proxy_steps_state(t, op, &t->seenReceived, sub->received, ncclProfilerProxyStepRecvFlushWait,
+      proxy_steps_state(t, op, s, &t->seenReceived, sub->received, ncclProfilerProxyStepRecvFlushWait,
                         sub->transmitted, &clk);
     }
-    proxy_steps_state(t, op, &t->seenTransmitted, sub->transmitted,
+    proxy_steps_state(t, op, s, &t->seenTransmitted, sub->transmitted,
                       t->isSend ? ncclProfilerProxyStepSendWait : ncclProfilerProxyStepRecvGPUWait, 0, &clk);
     proxy_steps_stop(t, op, sub->done, &clk);
     if (sub->done >= sub->nsteps && t->opEvent) {

@@ -91,6 +91,8 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (res != ncclSuccess) return res;
       if (!req) break; /* the plugin is busy: try again next round */
       sub->requests[slot] = req;
+      op->stepBytesKnown = 1;
+      op->stepBytes[s][sub->transmitted % MKCCL_STEPS] = size;
       sub->transmitted += (uint64_t)op->sliceSteps;
       if (sub->transmitted == sub->nsteps) c->postedEnd = sub->base + sub->nsteps;
       op->idle = 0;
@@ -150,8 +152,10 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
   if (res != ncclSuccess) return res;
   if (!req) return ncclSuccess;
   lead->requests[conn_fifo_slot(lead->base + lead->posted)] = req;
+  op->stepBytesKnown = 1;
   for (int i = 0; i < g; i++) {
     mkcclProxySubOp_v1* sub = lead + i;
+    op->stepBytes[sub - op->subs][sub->posted % MKCCL_STEPS] = 0; /* nothing received yet */
     sub->posted += (uint64_t)op->sliceSteps;
     if (sub->posted == sub->nsteps) ((transport_net_conn_t*)sub->conn)->postedEnd = sub->base + sub->nsteps;
   }
@@ -174,7 +178,10 @@ static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1*
     /* Plugins that want irecvConsumed keep the request until then. */
     lc->consumeReq[slot] = lc->needConsumed ? lead->requests[slot] : NULL;
     lead->requests[slot] = NULL;
-    for (int i = 0; i < g; i++) lead[i].received += (uint64_t)op->sliceSteps;
+    for (int i = 0; i < g; i++) {
+      op->stepBytes[lead + i - op->subs][lead[i].received % MKCCL_STEPS] = sizes[i];
+      lead[i].received += (uint64_t)op->sliceSteps;
+    }
     if (lc->needFlush && ctx->net->iflush) {
       void* data[MKCCL_PROXY_MAX_SUBS];
       void* mhandles[MKCCL_PROXY_MAX_SUBS];

@@ -36,9 +36,17 @@ static void drive_proxy(profile_comm_t* pc, void* parent, int nsubs, const int* 
         ncclProfilerNetSockDescr_v1_t d = {ncclProfileSocket, {{3, isSend[s], 8192}}};
         profile_net_callback(&net[s][*issue % MKCCL_STEPS], NCCL_PROFILER_NET_EVENT_START, ph,
                              NCCL_PROFILER_NET_TYPE_SOCK | 1, &d);
+        /* Step sizes as transport-net reports them: a send's when posted, a
+         * receive's 0 until it completed (PROFILE_DRIVE_*_BYTES). */
+        op.stepBytesKnown = 1;
+        op.stepBytes[s][*issue % MKCCL_STEPS] = isSend[s] ? PROFILE_DRIVE_SEND_BYTES(*issue) : 0;
         *issue += SLICE;
       }
-      if (!isSend[s]) sub->received = sub->transmitted = sub->posted > SLICE && sub->posted < NSTEPS ? sub->posted - SLICE : sub->posted;
+      if (!isSend[s]) {
+        uint64_t was = sub->received;
+        sub->received = sub->transmitted = sub->posted > SLICE && sub->posted < NSTEPS ? sub->posted - SLICE : sub->posted;
+        for (uint64_t k = was; k < sub->received; k += SLICE) op.stepBytes[s][k % MKCCL_STEPS] = PROFILE_DRIVE_RECV_BYTES(k);
+      }
       if (sub->transmitted > sub->done && (sub->transmitted - sub->done > 4 || sub->transmitted == sub->nsteps)) {
         profile_net_callback(&net[s][sub->done % MKCCL_STEPS], NCCL_PROFILER_NET_EVENT_STOP, NULL, 0, NULL);
         sub->done += SLICE;

@@ -10,6 +10,9 @@
 
 #define NSTEPS 16
 #define SLICE 2
+/* The bytes the driven transport reports for step k (mkcclProxyOp_v1.stepBytes). */
+#define PROFILE_DRIVE_SEND_BYTES(k) (1000 + (int64_t)(k))
+#define PROFILE_DRIVE_RECV_BYTES(k) (2000 + (int64_t)(k))
 
 extern const int profile_drive_funcs[5];
 void profile_drive_sequence(profile_comm_t* pc);

@@ -82,14 +82,21 @@ static test_rec_t* rec_new(uint64_t type, void* parent) {
   return r;
 }
 
+/* v4+ state args carry proxyStep.transSize. */
+#if V >= 4
+#define REC_BYTES(r, a) ((r).stateBytes[(r).nStates] = (a) && (r).type == ncclProfileProxyStep ? (int64_t)(a)->proxyStep.transSize : -1)
+#else
+#define REC_BYTES(r, a) ((void)(a), (r).stateBytes[(r).nStates] = -1)
+#endif
 #define REC_STATE(ArgsT)                                                          \
   static ncclResult_t rec_state(void* h, ncclProfilerEventState_t s, ArgsT* a) { \
-    (void)a;                                                                      \
     pthread_mutex_lock(&lock);                                                    \
     int i = rec_index(h);                                                         \
     if (i < 0) report.badStops++;                                                 \
-    else if (report.recs[i].nStates < TEST_REC_STATES)                            \
+    else if (report.recs[i].nStates < TEST_REC_STATES) {                          \
+      REC_BYTES(report.recs[i], a);                                               \
       report.recs[i].states[report.recs[i].nStates++] = (int)s;                   \
+    }                                                                             \
     pthread_mutex_unlock(&lock);                                                  \
     return ncclSuccess;                                                           \
   }

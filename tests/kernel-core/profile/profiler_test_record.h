@@ -24,6 +24,7 @@ typedef struct {
   int chunkSize;    /* ProxyOp */
   const char* algo; /* Coll, v2+ */
   int parentGroup;  /* Coll, P2p, v5+: index of coll.parentGroup / p2p.parentGroup (as parent) */
+  int64_t stateBytes[TEST_REC_STATES]; /* ProxyStep, v4+: the state's proxyStep.transSize */
   uint64_t startNs, stopNs, stateNs[TEST_REC_STATES]; /* v6: the core's time through mkcclProfilerTimed_v1, else 0 */
 } test_rec_t;
 

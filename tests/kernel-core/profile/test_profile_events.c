@@ -80,6 +80,11 @@ static void check_report(const test_report_t* r, int v) {
         CHECK_EQ_INT(e->states[0], send ? ncclProfilerProxyStepSendGPUWait : ncclProfilerProxyStepRecvWait);
         CHECK_EQ_INT(e->states[1], send ? ncclProfilerProxyStepSendWait : ncclProfilerProxyStepRecvGPUWait);
         CHECK(e->step % SLICE == 0 && e->step < NSTEPS);
+        if (v >= 4) { /* transSize: that step's bytes as the transport reported them (NCCL's meaning) */
+          /* SendGPUWait: nothing sent yet; RecvWait: 0 until received, which may be in the same pass */
+          CHECK(e->stateBytes[0] == 0 || (!send && e->stateBytes[0] == PROFILE_DRIVE_RECV_BYTES(e->step)));
+          CHECK_EQ_INT(e->stateBytes[1], send ? PROFILE_DRIVE_SEND_BYTES(e->step) : PROFILE_DRIVE_RECV_BYTES(e->step));
+        }
         if (v == 6) { /* the proxy's calls come with its time; a send waits for the GPU from its start */
           CHECK(e->startNs != 0 && e->stateNs[0] >= e->startNs && e->stateNs[1] >= e->stateNs[0]);
           CHECK(e->stopNs >= e->stateNs[1]);
