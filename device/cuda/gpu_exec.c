@@ -16,6 +16,15 @@
 
 #define GPU_EVENTS 128
 
+/* Work items of a launch captured into a CUDA graph: every replay of the
+ * kernel node reads them again, so they cannot sit in the work FIFO, whose
+ * space is reused. Kept until the executor is destroyed (a graph must not
+ * be replayed after its communicator is gone). */
+typedef struct gpu_graph_work {
+  struct gpu_graph_work* next;
+  void* items; /* pinned, mapped */
+} gpu_graph_work_t;
+
 typedef struct {
   work_fifo_event_t ev;
   cu_event_t event;
@@ -58,6 +67,7 @@ struct gpu_exec {
   volatile int diagLaunched;
   cu_stream_t diagStream;
   uint64_t* diagBuf; /* pinned: read-back of channel 0's connections */
+  gpu_graph_work_t* graphWork; /* work items of captured launches, for the graphs' replays */
 };
 
 /* The GPU watchdog (MKCCL_GPU_WATCHDOG seconds, 0 off): every that many
@@ -408,6 +418,12 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
   if (ex->diagPre) g->event_destroy(ex->diagPre);
   if (ex->diagStream) g->stream_destroy(ex->diagStream);
   if (ex->diagBuf) g->mem_free_host(ex->diagBuf);
+  while (ex->graphWork) {
+    gpu_graph_work_t* w = ex->graphWork;
+    ex->graphWork = w->next;
+    g->mem_free_host(w->items);
+    free(w);
+  }
   g->mem_host_unregister(ex->abortHost);
   g->mem_free_host((void*)ex->status);
   g->mem_free_host(ex->fifoBuf);
@@ -497,6 +513,47 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
   return ncclSuccess;
 }
 
+int gpu_exec_capture_begin(void* stream, int* prevMode) {
+  const cuda_gpu_t* g = cuda_gpu();
+  int status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!g || g->stream_is_capturing((cu_stream_t)stream, &status) != CUDA_DRV_SUCCESS ||
+      status == CU_STREAM_CAPTURE_STATUS_NONE)
+    return 0;
+  *prevMode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  if (g->thread_exchange_capture_mode(prevMode) != CUDA_DRV_SUCCESS) *prevMode = -1;
+  return 1;
+}
+
+void gpu_exec_capture_end(int prevMode) {
+  const cuda_gpu_t* g = cuda_gpu();
+  if (g && prevMode >= 0) g->thread_exchange_capture_mode(&prevMode);
+}
+
+/* A launch into a graph being captured: items in a buffer of their own, no
+ * FIFO space and no event (a captured event record completes nothing now). */
+static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream) {
+  const cuda_gpu_t* g = ex->g;
+  gpu_graph_work_t* w = calloc(1, sizeof(*w));
+  if (!w) return MK_FAIL(ncclSystemError, "out of memory (graph work)");
+  cu_result_t r = g->mem_host_alloc(&w->items, (size_t)n * sizeof(mk_work_t),
+                                    CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+  if (r != CUDA_DRV_SUCCESS) {
+    free(w);
+    return CU_FAIL("cuMemHostAlloc (work items of a captured launch)", r);
+  }
+  memcpy(w->items, works, (size_t)n * sizeof(mk_work_t));
+  w->next = ex->graphWork;
+  ex->graphWork = w;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  /* Offsets never wrap: the mask keeps them as they are. */
+  mk_kernel_args_t args = {ex->devComm, (const char*)w->items, 0xffffffffu, 0, (uint32_t)n, 0};
+  void* params[] = {&args};
+  r = g->launch_kernel(ex->kernel, (unsigned)nChannels, 1, 1, MK_KERNEL_THREADS, 1, 1, 0, (cu_stream_t)stream, params,
+                       NULL);
+  if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel (captured)", r);
+  return ncclSuccess;
+}
+
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream) {
   const cuda_gpu_t* g = ex->g;
   uint32_t bytes = (uint32_t)(n * sizeof(mk_work_t));
@@ -504,6 +561,9 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   for (int i = 0; i < n; i++)
     if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
       return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings only)", works[i].algo);
+  int status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (g->stream_is_capturing((cu_stream_t)stream, &status) == CUDA_DRV_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE)
+    return gpu_launch_captured(ex, works, n, nChannels, stream);
   MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
   uint32_t offset = ex->fifo.produced;
   for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));

@@ -31,8 +31,16 @@ void gpu_exec_ctx_restore(void* ctx);
  * the executor's own non-blocking stream, returning once copied. */
 ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* stream, int wait);
 
+/* CUDA graph capture: whether `stream` is being captured; if so this thread
+ * is switched to relaxed capture mode (*prevMode to give back with
+ * gpu_exec_capture_end), so that set-up calls made while planning (lazy
+ * connections, buffers) are allowed and not captured. */
+int gpu_exec_capture_begin(void* stream, int* prevMode);
+void gpu_exec_capture_end(int prevMode);
+
 /* Launch `n` items on `stream` (a cudaStream_t; NULL is the legacy stream),
- * channels [0, nChannels). Returns once queued. */
+ * channels [0, nChannels). Returns once queued. Under capture the items go
+ * to a buffer kept for the graph's replays (freed with the executor). */
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream);
 
 /* Copy `bytes` from src to dst on `stream` (a one-rank collective). */

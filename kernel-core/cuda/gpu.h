@@ -28,6 +28,7 @@ typedef struct {
 #define CUDA_DRV_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
 #define CUDA_DRV_ERROR_HOST_MEMORY_ALREADY_REGISTERED 712
 #define CU_STREAM_CAPTURE_STATUS_NONE 0
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define CUDA_DRV_POINTER_ATTR_DEVICE_ORDINAL 9
 
 typedef struct {
@@ -58,6 +59,7 @@ typedef struct {
   cu_result_t (*stream_synchronize)(cu_stream_t stream);
   cu_result_t (*stream_wait_event)(cu_stream_t stream, cu_event_t event, unsigned int flags);
   cu_result_t (*stream_is_capturing)(cu_stream_t stream, int* status);
+  cu_result_t (*thread_exchange_capture_mode)(int* mode);
   cu_result_t (*event_create)(cu_event_t* event, unsigned int flags);
   cu_result_t (*event_record)(cu_event_t event, cu_stream_t stream);
   cu_result_t (*event_query)(cu_event_t event);

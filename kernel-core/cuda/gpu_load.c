@@ -43,6 +43,7 @@ static void gpu_load_once(void) {
       {"cuStreamSynchronize", (void**)&gpu_table.stream_synchronize},
       {"cuStreamWaitEvent", (void**)&gpu_table.stream_wait_event},
       {"cuStreamIsCapturing", (void**)&gpu_table.stream_is_capturing},
+      {"cuThreadExchangeStreamCaptureMode", (void**)&gpu_table.thread_exchange_capture_mode},
       {"cuEventCreate", (void**)&gpu_table.event_create},
       {"cuEventRecord", (void**)&gpu_table.event_record},
       {"cuEventQuery", (void**)&gpu_table.event_query},

@@ -169,10 +169,14 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
     MK_CHECK(gpu_exec_ctx_save(&callerCtx));
     MK_CHECK(gpu_exec_bind(comm));
   }
+  /* Captured into a CUDA graph: only the launches go into it; set-up below
+   * runs now, in relaxed capture mode, on the executor's own stream. */
+  int captureMode = -1;
+  int capturing = gpu && gpu_exec_capture_begin(stream, &captureMode);
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
   pp.profGroup = plan_profile_group_start(comm);
-  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream, 0), res, out);
+  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream, capturing), res, out);
   /* Few items (the usual case) are planned on the stack. */
   size_t nMax = (size_t)tasks->n + (size_t)comm->nRanks + 1;
   works = nMax <= sizeof(local) / sizeof(local[0]) ? local : calloc(nMax, sizeof(mk_work_t));
@@ -207,6 +211,13 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   MK_CHECK_GOTO(plan_p2p(comm, tasks, works + nColl, &nWorks, &pp), res, out);
   nWorks += nColl;
   if (nWorks == 0) goto out;
+  /* A replay cannot post proxy ops: the proxy is told at launch time. */
+  if (capturing && pp.nOps > 0) {
+    res = MK_FAIL(ncclInvalidUsage,
+                  "Rank %d: CUDA graph capture of operations that go through the proxy (net transport) is not "
+                  "supported yet: capture over P2P or SHM, or launch outside the capture", comm->rank);
+    goto out;
+  }
   plan_proxy_post(&pp);
   void* launch = plan_profile_launch_start(comm, stream);
   res = plan_execute(comm, works, nWorks, stream);
@@ -222,6 +233,7 @@ out:
   plan_profile_stop(comm, works, nWorks, pp.profGroup);
   plan_proxy_discard(&pp);
   if (works != local) free(works);
+  if (capturing) gpu_exec_capture_end(captureMode);
   if (gpu) gpu_exec_ctx_restore(callerCtx);
   return res;
 }

@@ -282,8 +282,9 @@ static holdings_t holdings_now(void) {
   return h;
 }
 
-/* One communicator's life, as an application has it. */
-static void leak_cycle(int rank, int n, int destroy) {
+/* One communicator's life, as an application has it; returns the KiB of
+ * driver mappings while it is alive (to see that the count sees them). */
+static long leak_cycle(int rank, int n, int destroy) {
   ncclUniqueId id;
   ranks_unique_id(rank, &id);
   cudaStream_t stream;
@@ -293,9 +294,11 @@ static void leak_cycle(int rank, int n, int destroy) {
   CHECK_NCCL(ncclAllReduce(buf, buf, 1 << 20, ncclFloat, ncclSum, comm, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   CHECK_EQ_INT(wrong_sums(buf, 1 << 20, n), 0);
+  long alive = proc_mapped_kib("/dev/nvidia");
   CHECK_NCCL(destroy ? ncclCommDestroy(comm) : ncclCommAbort(comm));
   CUDA_CHECK(cudaFree(buf));
   CUDA_CHECK(cudaStreamDestroy(stream));
+  return alive;
 }
 
 /* GPU memory is counted for the whole device, which the ranks may share:
@@ -316,8 +319,10 @@ static int leak_main(int rank, int n, void* arg) {
   leak_barrier(sh, phase++, n);
   holdings_t h0 = holdings_now(), h[LEAK_CYCLES];
   leak_barrier(sh, phase++, n);
+  long alive = 0;
   for (int i = 0; i < LEAK_CYCLES; i++) {
-    leak_cycle(rank, n, i % 2);
+    long a = leak_cycle(rank, n, i % 2);
+    if (i == 0) alive = a;
     leak_barrier(sh, phase++, n);
     h[i] = holdings_now();
     leak_barrier(sh, phase++, n);
@@ -333,8 +338,8 @@ static int leak_main(int rank, int n, void* arg) {
   }
   fprintf(stderr,
           "rank %d: %d cycles: %d fds, %d threads, no shm segment; GPU free after each cycle (MiB):%s; driver mappings "
-          "(%ld KiB at the start, KiB after each cycle):%s\n",
-          rank, LEAK_CYCLES, h0.fds, h0.threads, trace, h0.nvKiB, pinned);
+          "(%ld KiB at the start, %+ld with a communicator alive, KiB after each cycle):%s\n",
+          rank, LEAK_CYCLES, h0.fds, h0.threads, trace, h0.nvKiB, alive - h0.nvKiB, pinned);
   const holdings_t *mid = &h[LEAK_CYCLES / 2 - 1], *z = &h[LEAK_CYCLES - 1];
   CHECK_MSG(z->gpuFree + LEAK_GPU_SLACK >= mid->gpuFree, "rank %d: %.1f MiB of GPU memory gone from cycle %d to %d", rank,
             ((double)mid->gpuFree - (double)z->gpuFree) / (1 << 20), LEAK_CYCLES / 2, LEAK_CYCLES);

@@ -111,6 +111,11 @@ for m in kill abort leak; do
   t gpu_${m}_shm $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
   t gpu_${m}_net $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
 done
+# CUDA graphs: captured collectives replayed (P2P, SHM; NET refuses capture).
+t gpu_graph_1rank 60 $G -- $C/bin/test_gpu_coll graph 1
+t gpu_graph_p2p 60 $G -- $C/bin/test_gpu_coll graph 2
+t gpu_graph_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll graph 2
+t gpu_graph_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 TEST_GRAPH_EXPECT_REFUSED=1 -- $C/bin/test_gpu_coll graph 2
 # The full matrix (every type and op, counts 0, 1, 7 and 1000003).
 t gpu_full_proc2_p2p 200 $G -- $C/bin/test_gpu_coll proc 2
 t gpu_full_proc2_shm 200 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2
