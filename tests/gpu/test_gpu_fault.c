@@ -66,6 +66,13 @@ static size_t wrong_sums(const float* recv, size_t count, int n) {
   return wrong;
 }
 
+/* A rank joins a fresh communicator (its id made by rank 0 after the fork). */
+static void fault_join(int rank, int n, cudaStream_t* stream, ncclComm_t* comm) {
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
+  gpu_rank_join(rank, n, ndev, &id, stream, comm);
+}
+
 /* ---- kill ------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -117,11 +124,9 @@ static ncclResult_t kill_survivor_step(ncclComm_t comm, cudaStream_t stream, con
 static int kill_main(int rank, int n, void* arg) {
   kill_shared_t* sh = arg;
   int timeoutSec = gpu_timeout_param("kill", 5);
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
   cudaStream_t stream;
   ncclComm_t comm;
-  gpu_rank_join(rank, n, ndev, &id, &stream, &comm);
+  fault_join(rank, n, &stream, &comm);
   float* send = ones_alloc(KILL_COUNT);
   float* recv = ones_alloc(KILL_COUNT);
   if (rank == n - 1) kill_victim(comm, stream, send, recv, sh); /* does not return */
@@ -217,11 +222,9 @@ static void abort_check_timeout(void) {
 static int abort_main(int rank, int n, void* arg) {
   abort_shared_t* sh = arg;
   abort_check_timeout();
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
   cudaStream_t stream;
   ncclComm_t comm;
-  gpu_rank_join(rank, n, ndev, &id, &stream, &comm);
+  fault_join(rank, n, &stream, &comm);
   float* buf = ones_alloc(1 << 20);
   if (rank == n - 1) {
     abort_idle(comm, n, sh);
@@ -285,11 +288,9 @@ static holdings_t holdings_now(void) {
 /* One communicator's life, as an application has it; returns the KiB of
  * driver mappings while it is alive (to see that the count sees them). */
 static long leak_cycle(int rank, int n, int destroy) {
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
   cudaStream_t stream;
   ncclComm_t comm;
-  gpu_rank_join(rank, n, ndev, &id, &stream, &comm);
+  fault_join(rank, n, &stream, &comm);
   float* buf = ones_alloc(1 << 20);
   CHECK_NCCL(ncclAllReduce(buf, buf, 1 << 20, ncclFloat, ncclSum, comm, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
