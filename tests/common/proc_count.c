@@ -64,3 +64,15 @@ static long proc_maps_scan(const char* needle, int kib) {
 int proc_count_shm_mappings(void) { return (int)proc_maps_scan("mkccl-shm", 0); }
 
 long proc_mapped_kib(const char* needle) { return proc_maps_scan(needle, 1); }
+
+long proc_status_kib(const char* field) {
+  FILE* f = fopen("/proc/self/status", "r");
+  CHECK(f);
+  char line[256];
+  long kib = -1;
+  size_t n = strlen(field);
+  while (kib < 0 && fgets(line, sizeof(line), f))
+    if (!strncmp(line, field, n) && line[n] == ':') kib = strtol(line + n + 1, NULL, 10);
+  fclose(f);
+  return kib;
+}

@@ -18,5 +18,7 @@ int proc_count_shm_mappings(void);
  * (/proc/self/maps), e.g. "/dev/nvidia": the driver's device-file mappings,
  * pinned host buffers among them. */
 long proc_mapped_kib(const char* needle);
+/* A field of /proc/self/status in kB ("VmSize", "VmPin"), -1 when absent. */
+long proc_status_kib(const char* field);
 
 #endif
