@@ -554,16 +554,14 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
   return ncclSuccess;
 }
 
-ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream) {
+ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured) {
   const cuda_gpu_t* g = ex->g;
   uint32_t bytes = (uint32_t)(n * sizeof(mk_work_t));
   /* The kernels run rings only so far (device/common/coll_tree.h is not wired in). */
   for (int i = 0; i < n; i++)
     if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
       return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings only)", works[i].algo);
-  int status = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (g->stream_is_capturing((cu_stream_t)stream, &status) == CUDA_DRV_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE)
-    return gpu_launch_captured(ex, works, n, nChannels, stream);
+  if (captured) return gpu_launch_captured(ex, works, n, nChannels, stream);
   MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
   uint32_t offset = ex->fifo.produced;
   for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));

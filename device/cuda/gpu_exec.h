@@ -39,9 +39,10 @@ int gpu_exec_capture_begin(void* stream, int* prevMode);
 void gpu_exec_capture_end(int prevMode);
 
 /* Launch `n` items on `stream` (a cudaStream_t; NULL is the legacy stream),
- * channels [0, nChannels). Returns once queued. Under capture the items go
- * to a buffer kept for the graph's replays (freed with the executor). */
-ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream);
+ * channels [0, nChannels). Returns once queued. `captured` (the stream is
+ * being captured, gpu_exec_capture_begin): the items go to a buffer kept
+ * for the graph's replays (freed with the executor). */
+ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured);
 
 /* Copy `bytes` from src to dst on `stream` (a one-rank collective). */
 ncclResult_t gpu_exec_copy(gpu_exec_t* ex, void* dst, const void* src, size_t bytes, void* stream);

@@ -132,14 +132,14 @@ static int plan_channels_used(const mk_work_t* works, int n) {
 
 /* Items to the executor: host threads (complete on return) or GPU kernels
  * on the stream (queued on return; launched in FIFO-sized batches). */
-static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, int n, void* stream) {
+static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, int n, void* stream, int captured) {
   if (comm->cudaDev < 0) return host_exec_run(comm->dp.hostExec, works, n);
   int batch = comm->dp.workBatch;
   for (int i = 0; i < n; i += batch) {
     int m = n - i < batch ? n - i : batch;
     MK_INFO(NCCL_COLL, "Rank %d: launching %d item(s) (first: coll %d count %llu) on %d channel(s), stream %p",
             comm->rank, m, works[i].coll, (unsigned long long)works[i].count, plan_channels_used(works + i, m), stream);
-    MK_CHECK(gpu_exec_launch(comm->dp.gpuExec, works + i, m, plan_channels_used(works + i, m), stream));
+    MK_CHECK(gpu_exec_launch(comm->dp.gpuExec, works + i, m, plan_channels_used(works + i, m), stream, captured));
   }
   return ncclSuccess;
 }
@@ -220,7 +220,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   }
   plan_proxy_post(&pp);
   void* launch = plan_profile_launch_start(comm, stream);
-  res = plan_execute(comm, works, nWorks, stream);
+  res = plan_execute(comm, works, nWorks, stream, capturing);
   profile_event_stop(&comm->profile, launch);
   if (res != ncclSuccess) {
     ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
