@@ -63,8 +63,8 @@ static inline int64_t host_wait_now_ns(void) {
 
 enum { HOST_WAIT_OK = 0, HOST_WAIT_ABORTED = 1, HOST_WAIT_TIMEOUT = 2 };
 
-/* The deadline is armed only once the fast spins are over, and checked
- * every few rounds: a wait that ends quickly never reads the clock. */
+/* The deadline is armed once the fast spins are over (a wait that ends
+ * quickly never reads the clock) and checked every few rounds. */
 static inline int host_wait_expired(int64_t* deadline) {
   int64_t timeout = __atomic_load_n(&host_wait_timeout_ns, __ATOMIC_RELAXED);
   if (timeout <= 0) return 0;
@@ -90,8 +90,13 @@ static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatil
       continue;
     }
     if (spins < HOST_WAIT_SPINS) host_cpu_relax();
-    else if (spins < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) sched_yield();
-    else {
+    else if (spins < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) {
+      /* From the first yield: on a busy machine a yield can take a whole
+       * time slice, and 4096 of them took seconds before the deadline was
+       * even armed (a peer's death seen 6-8 s late with MKCCL_TIMEOUT=2). */
+      if ((spins - HOST_WAIT_SPINS) % 64 == 0 && host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
+      sched_yield();
+    } else {
       conn_fifo_sleep(word, v, HOST_WAIT_SLEEP_NS);
       if (host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
     }
