@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
@@ -193,6 +194,16 @@ __attribute__((unused)) static int gpu_event_query(work_fifo_event_t* ev) {
   return cuda_gpu()->event_query(e->event) == CUDA_DRV_SUCCESS;
 }
 
+/* One launch of the kernel, nChannels CTAs on `stream`, reading n work
+ * items from `items` at `offset` (wrapped by `mask`, the FIFO's; a buffer
+ * that never wraps passes all ones). */
+static cu_result_t gpu_kernel_launch(gpu_exec_t* ex, const char* items, uint32_t mask, uint32_t offset, int n,
+                                     int nChannels, cu_stream_t stream) {
+  mk_kernel_args_t args = {ex->devComm, items, mask, offset, (uint32_t)n, 0};
+  void* params[] = {&args};
+  return ex->g->launch_kernel(ex->kernel, (unsigned)nChannels, 1, 1, MK_KERNEL_THREADS, 1, 1, 0, stream, params, NULL);
+}
+
 #ifdef MKCCL_HAVE_KERNELS
 /* Wait for a stream without blocking forever: polls for at most `ms`. */
 static cu_result_t gpu_stream_wait(const cuda_gpu_t* g, cu_stream_t s, int ms) {
@@ -237,14 +248,11 @@ static int gpu_first_launch(gpu_exec_t* ex, int report) {
   const cuda_gpu_t* g = ex->g;
   volatile uint64_t* ticks = ex->status + MK_STATUS_TICKS;
   uint64_t before = *ticks;
-  mk_kernel_args_t args = {ex->devComm, ex->fifoBuf, ex->fifo.bytes - 1, 0, 0, 0};
-  void* params[] = {&args};
-  struct timespec t0, t1;
+  struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  cu_result_t r = g->launch_kernel(ex->kernel, 1, 1, 1, MK_KERNEL_THREADS, 1, 1, 0, ex->initStream, params, NULL);
+  cu_result_t r = gpu_kernel_launch(ex, ex->fifoBuf, ex->fifo.bytes - 1, 0, 0, 1, ex->initStream);
   if (r == CUDA_DRV_SUCCESS) r = gpu_stream_wait(g, ex->initStream, 10000);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+  double ms = mk_ms_since(&t0);
   if (!report) {
     if (r == CUDA_DRV_SUCCESS) *ticks = before;
     else MK_WARN("Rank %d: the kernel's first launch (no work) at init: %s after %.2f ms", ex->rank, gpu_query_str(r), ms);
@@ -273,7 +281,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->g = g;
   ex->dev = comm->cudaDev;
   ex->ctx = (cu_context_t)comm->dp.gpuCtx;
-  struct timespec l0, l1;
+  struct timespec l0;
   clock_gettime(CLOCK_MONOTONIC, &l0);
   /* Net receives that need a plugin's unpack: the kernels linked with its
    * device code at init (netdev_comm_open); else the built-in ones. */
@@ -296,8 +304,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     res = CU_FAIL("cuFuncGetAttribute (loading the kernel)", r);
     goto fail_module;
   }
-  clock_gettime(CLOCK_MONOTONIC, &l1);
-  ex->loadMs = (double)(l1.tv_sec - l0.tv_sec) * 1e3 + (double)(l1.tv_nsec - l0.tv_nsec) * 1e-6;
+  ex->loadMs = mk_ms_since(&l0);
   MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel%s loaded on device %d in %.1f ms (%d registers per thread)", comm->rank,
           ex->unpack ? " (net device unpack)" : "", comm->cudaDev, ex->loadMs, regs);
   gpu_stack_limit(ex, g, ex->kernel, comm->rank);
@@ -545,11 +552,7 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
   w->next = ex->graphWork;
   ex->graphWork = w;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  /* Offsets never wrap: the mask keeps them as they are. */
-  mk_kernel_args_t args = {ex->devComm, (const char*)w->items, 0xffffffffu, 0, (uint32_t)n, 0};
-  void* params[] = {&args};
-  r = g->launch_kernel(ex->kernel, (unsigned)nChannels, 1, 1, MK_KERNEL_THREADS, 1, 1, 0, (cu_stream_t)stream, params,
-                       NULL);
+  r = gpu_kernel_launch(ex, (const char*)w->items, 0xffffffffu, 0, n, nChannels, (cu_stream_t)stream);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel (captured)", r);
   return ncclSuccess;
 }
@@ -566,14 +569,11 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   uint32_t offset = ex->fifo.produced;
   for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));
   __atomic_thread_fence(__ATOMIC_SEQ_CST); /* items visible before the kernel starts */
-  mk_kernel_args_t args = {ex->devComm, ex->fifoBuf, ex->fifo.bytes - 1, offset, (uint32_t)n, 0};
-  void* params[] = {&args};
   /* Watchdog on: events around the launch tell whether the kernel waits
    * behind other work of the stream, runs, or ended. */
   int diag = ex->watchdogRunning && ex->diagPre && ex->diagPost;
   if (diag) g->event_record(ex->diagPre, (cu_stream_t)stream);
-  cu_result_t r = g->launch_kernel(ex->kernel, (unsigned)nChannels, 1, 1, MK_KERNEL_THREADS, 1, 1, 0,
-                                   (cu_stream_t)stream, params, NULL);
+  cu_result_t r = gpu_kernel_launch(ex, ex->fifoBuf, ex->fifo.bytes - 1, offset, n, nChannels, (cu_stream_t)stream);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel", r);
   if (diag && g->event_record(ex->diagPost, (cu_stream_t)stream) == CUDA_DRV_SUCCESS) ex->diagLaunched = 1;
   /* The space these items took returns once the kernel is done. */

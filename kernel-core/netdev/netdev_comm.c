@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "comm/comm.h"
 #include "netdev/netdev.h"
@@ -29,17 +30,15 @@ static void netdev_gpu_link(dp_state_t* dp, const mkcclNetDevice_v1* d, char* wh
   }
   netdev_link_input_t in[2] = {{core, coreSize, "mkccl-kernels"}, {code->ltoir, code->ltoirSize, d->name}};
   netdev_link_source_t source;
-  struct timespec t0, t1;
+  struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (netdev_link(in, 2, code->arch ? code->arch : "sm_90", NETDEV_LINK_RELOCATABLE, &dp->netDevCubin,
                   &dp->netDevCubinSize, &source) != ncclSuccess) {
     snprintf(why, size, "device code link failed: %s", err_last_get());
     return;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
   MK_INFO(NCCL_INIT | NCCL_NET, "NETDEV: collective kernels with '%s' device code: %s in %.1f ms", d->name,
-          source == NETDEV_LINK_CACHED ? "from the cache" : "linked",
-          (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6);
+          source == NETDEV_LINK_CACHED ? "from the cache" : "linked", mk_ms_since(&t0));
 }
 
 ncclResult_t netdev_comm_open(struct ncclComm* comm) {
