@@ -145,10 +145,10 @@ UE="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_
 t unpack_bench 90 LD_LIBRARY_PATH=$MK_LD -- $C/bin/mkccl-unpack-bench $P/libmkccl-unpack-device.so
 grep "^#\|^ " "$OUT/unpack_bench.log" | head -20
 # Init: UNPACK off, on with an empty cache (links), on again (cached).
-t unpack_init_off 60 LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- \
-  $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
-t unpack_init_first 90 $UE -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
-t unpack_init_cached 60 $UE -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1
+INIT_RUN=($C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8M -e 8M -n 5 -w 1 -c 1)
+t unpack_init_off 60 LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- "${INIT_RUN[@]}"
+t unpack_init_first 90 $UE -- "${INIT_RUN[@]}"
+t unpack_init_cached 60 $UE -- "${INIT_RUN[@]}"
 need unpack_init_first "(device unpack)"
 need unpack_init_cached "from the cache"
 for n in off first cached; do
