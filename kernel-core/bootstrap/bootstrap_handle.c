@@ -106,4 +106,10 @@ ncclResult_t bootstrap_result(int sockStatus) {
   }
 }
 
+const char* bootstrap_sock_error(int sockStatus) {
+  static __thread char text[640];
+  snprintf(text, sizeof(text), "%s%s", sock_error(), sockStatus == SOCK_ETIMEOUT ? " (MKCCL_BOOTSTRAP_TIMEOUT)" : "");
+  return text;
+}
+
 int64_t bootstrap_deadline(const bootstrap_state_t* state) { return sock_deadline_ms(state->timeoutMs); }

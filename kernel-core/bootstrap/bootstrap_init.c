@@ -28,7 +28,7 @@ static ncclResult_t bootstrap_connect(bootstrap_state_t* st, const sock_addr_t* 
   if (rc != SOCK_OK) {
     sock_close(&s);
     return MK_FAIL(bootstrap_result(rc), "bootstrap: rank %d: %s %s: %s", st->rank, what,
-                   sock_addr_to_string(addr, text, sizeof(text), 1), sock_error());
+                   sock_addr_to_string(addr, text, sizeof(text), 1), bootstrap_sock_error(rc));
   }
   *fd = s;
   return ncclSuccess;
@@ -94,7 +94,7 @@ static ncclResult_t bootstrap_register(bootstrap_state_t* st, const bootstrap_ha
   }
   if (rc != SOCK_OK) {
     res = MK_FAIL(bootstrap_result(rc), "bootstrap: rank %d: waiting for the root at %s: %s", st->rank, text,
-                  sock_error());
+                  bootstrap_sock_error(rc));
     goto out;
   }
   MK_CHECK_GOTO(bootstrap_root_verdict(st, &reply, &handles[root].addr), res, out);

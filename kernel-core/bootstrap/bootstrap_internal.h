@@ -94,6 +94,9 @@ struct bootstrap_state {
 /* sock status -> result: aborted is ncclInternalError (as NCCL), a peer that
  * is gone or late ncclRemoteError, the rest ncclSystemError. */
 ncclResult_t bootstrap_result(int sockStatus);
+/* The socket layer's last error (sock_error), naming MKCCL_BOOTSTRAP_TIMEOUT
+ * when that deadline is what passed: every bootstrap wait runs against it. */
+const char* bootstrap_sock_error(int sockStatus);
 int64_t bootstrap_deadline(const bootstrap_state_t* state);
 
 /* Accepts and identifies incoming connections until *slot >= 0 (a slot of

@@ -21,7 +21,7 @@ ncclResult_t bootstrap_send(bootstrap_state_t* st, int peer, int tag, const void
   if (rc == SOCK_OK && size) rc = sock_send_all(st->sendFds[peer], data, size, deadline, st->abortFlag);
   if (rc != SOCK_OK) {
     res = MK_FAIL(bootstrap_result(rc), "bootstrap: rank %d: send to rank %d (tag %d, %zu bytes): %s", st->rank, peer,
-                  tag, size, sock_error());
+                  tag, size, bootstrap_sock_error(rc));
     sock_close(&st->sendFds[peer]); /* a half-sent message poisons the stream */
   }
 out:
@@ -60,7 +60,8 @@ static ncclResult_t bootstrap_unexpected_read(bootstrap_state_t* st, int peer, c
   if (rc != SOCK_OK) {
     free(u);
     free(data);
-    return MK_FAIL(bootstrap_result(rc), "bootstrap: rank %d: recv from rank %d: %s", st->rank, peer, sock_error());
+    return MK_FAIL(bootstrap_result(rc), "bootstrap: rank %d: recv from rank %d: %s", st->rank, peer,
+                     bootstrap_sock_error(rc));
   }
   *u = (bootstrap_unexpected_t){NULL, peer, hdr->tag, hdr->size, data};
   bootstrap_unexpected_t** tail = &st->unexpected;
@@ -85,7 +86,7 @@ static ncclResult_t bootstrap_recv_locked(bootstrap_state_t* st, int peer, int t
     int rc = sock_recv_all(st->recvFds[peer], &hdr, sizeof(hdr), deadline, st->abortFlag);
     if (rc != SOCK_OK)
       return MK_FAIL(bootstrap_result(rc), "bootstrap: rank %d: recv from rank %d (tag %d): %s", st->rank, peer, tag,
-                     sock_error());
+                     bootstrap_sock_error(rc));
     if (hdr.size > BOOTSTRAP_MSG_MAX)
       return MK_FAIL(ncclRemoteError, "bootstrap: rank %d: rank %d announced a %llu-byte message", st->rank, peer,
                      (unsigned long long)hdr.size);
@@ -104,7 +105,7 @@ static ncclResult_t bootstrap_recv_locked(bootstrap_state_t* st, int peer, int t
     rc = size ? sock_recv_all(st->recvFds[peer], data, size, deadline, st->abortFlag) : SOCK_OK;
     if (rc != SOCK_OK)
       return MK_FAIL(bootstrap_result(rc), "bootstrap: rank %d: recv from rank %d (tag %d): %s", st->rank, peer, tag,
-                     sock_error());
+                     bootstrap_sock_error(rc));
     return ncclSuccess;
   }
 }

@@ -15,7 +15,7 @@ ncclResult_t bootstrap_allgather(bootstrap_state_t* st, void* data, size_t size)
                                buf + (size_t)recvSlice * size, size, deadline, st->abortFlag);
     if (rc != SOCK_OK) {
       res = MK_FAIL(bootstrap_result(rc), "bootstrap: rank %d: ring allgather step %d of %d: %s", rank, i + 1, n - 1,
-                    sock_error());
+                    bootstrap_sock_error(rc));
       break;
     }
   }
