@@ -597,6 +597,12 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   return ncclSuccess;
 }
 
+ncclResult_t gpu_exec_host_call(gpu_exec_t* ex, void* stream, void (*fn)(void*), void* arg) {
+  cu_result_t r = ex->g->launch_host_func((cu_stream_t)stream, fn, arg);
+  if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchHostFunc", r);
+  return ncclSuccess;
+}
+
 ncclResult_t gpu_exec_copy(gpu_exec_t* ex, void* dst, const void* src, size_t bytes, void* stream) {
   cu_result_t r = ex->g->memcpy_async((cu_deviceptr_t)(uintptr_t)dst, (cu_deviceptr_t)(uintptr_t)src, bytes,
                                       (cu_stream_t)stream);

@@ -73,6 +73,8 @@ typedef struct {
   cu_result_t (*ctx_set_limit)(int limit, size_t value);
   cu_result_t (*memset_d8_async)(cu_deviceptr_t dst, unsigned char value, size_t n, cu_stream_t stream);
   cu_result_t (*stream_query)(cu_stream_t stream);
+  /* A host function in stream order (captured into a graph as a host node). */
+  cu_result_t (*launch_host_func)(cu_stream_t stream, void (*fn)(void*), void* arg);
 } cuda_gpu_t;
 
 #define CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES 3

@@ -57,6 +57,7 @@ static void gpu_load_once(void) {
       {"cuCtxSetLimit", (void**)&gpu_table.ctx_set_limit},
       {"cuMemsetD8Async", (void**)&gpu_table.memset_d8_async},
       {"cuStreamQuery", (void**)&gpu_table.stream_query},
+      {"cuLaunchHostFunc", (void**)&gpu_table.launch_host_func},
   };
   for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
     *need[i].slot = cuda_driver_symbol(need[i].name);

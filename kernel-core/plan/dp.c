@@ -10,6 +10,7 @@
 #include "device/host/host_exec.h"
 #include "netdev/netdev.h"
 #include "plan/dp.h"
+#include "plan/plan_graph.h"
 #include "plan/dp_net.h"
 #include "plan/plan_tune.h"
 
@@ -121,6 +122,7 @@ void dp_fini(struct ncclComm* comm) {
    * connectors they use go away. */
   if (dp->proxyAttached) proxy_client_detach(&dp->proxy);
   dp->proxyAttached = 0;
+  plan_graph_free_all(&dp->graphOps);
   channel_free_all(comm);
   if (dp->transportsReady) transport_set_fini(&dp->transports);
   dp->transportsReady = 0;

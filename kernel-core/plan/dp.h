@@ -12,6 +12,7 @@
 #include "transport/transport.h"
 
 struct host_exec;
+struct plan_graph_ops;
 struct plugin_net;
 
 typedef struct dp_state {
@@ -45,6 +46,7 @@ typedef struct dp_state {
   const void* netDevice;   /* mkcclNetDevice_v1* of that type, NULL for HOST */
   void* netDevCubin;       /* GPU and UNPACK: the collective kernels linked with its device code */
   size_t netDevCubinSize;
+  struct plan_graph_ops* graphOps; /* proxy ops of captured launches (plan/plan_graph.h) */
 } dp_state_t;
 
 struct ncclComm;

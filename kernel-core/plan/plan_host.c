@@ -17,6 +17,7 @@
 #include "device/host/host_exec.h"
 #include "device/host/host_reduce.h"
 #include "device/host/host_types.h"
+#include "plan/plan_graph.h"
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
 #include "plan/plan_tune.h"
@@ -173,6 +174,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
    * runs now, in relaxed capture mode, on the executor's own stream. */
   int captureMode = -1;
   int capturing = gpu && gpu_exec_capture_begin(stream, &captureMode);
+  pp.captured = capturing;
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
   pp.profGroup = plan_profile_group_start(comm);
@@ -211,13 +213,8 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   MK_CHECK_GOTO(plan_p2p(comm, tasks, works + nColl, &nWorks, &pp), res, out);
   nWorks += nColl;
   if (nWorks == 0) goto out;
-  /* A replay cannot post proxy ops: the proxy is told at launch time. */
-  if (capturing && pp.nOps > 0) {
-    res = MK_FAIL(ncclInvalidUsage,
-                  "Rank %d: CUDA graph capture of operations that go through the proxy (net transport) is not "
-                  "supported yet: capture over P2P or SHM, or launch outside the capture", comm->rank);
-    goto out;
-  }
+  /* Captured: the graph's host node posts the proxy ops at every replay. */
+  if (capturing && pp.nOps > 0) MK_CHECK_GOTO(plan_graph_capture_ops(comm, &pp, stream), res, out);
   plan_proxy_post(&pp);
   void* launch = plan_profile_launch_start(comm, stream);
   res = plan_execute(comm, works, nWorks, stream, capturing);

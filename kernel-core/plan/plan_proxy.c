@@ -11,6 +11,7 @@ void plan_proxy_init(plan_proxy_t* pp, struct ncclComm* comm) {
   pp->comm = comm;
   pp->nOps = 0;
   pp->profGroup = NULL;
+  pp->captured = 0;
 }
 
 /* The op collecting subs for (work, transport, side), created on demand. */
@@ -62,6 +63,7 @@ ncclResult_t plan_proxy_add(plan_proxy_t* pp, connector_t* conn, uint64_t steps,
   sub->nbytes = -1;
   sub->groupSize = 1;
   /* The proxy reports ProxyOp/ProxyStep events of this sub under the item's Coll/P2p event. */
+  if (pp->captured) return ncclSuccess;
   return profile_proxy_sub_attach(&pp->comm->profile, w->profiler[conn->isSend ? 1 : 0], conn->isSend, sub);
 }
 

@@ -17,6 +17,7 @@ typedef struct {
   proxy_op_t* ops[PLAN_PROXY_MAX_OPS];
   int nOps;
   void* profGroup; /* the launch's profiler Group event, parent of its Coll/P2p events (NULL: none) */
+  int captured;    /* ops of a captured launch: replayed later, outside any Coll/P2p event, so untracked */
 } plan_proxy_t;
 
 void plan_proxy_init(plan_proxy_t* pp, struct ncclComm* comm);

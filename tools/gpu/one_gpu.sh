@@ -111,11 +111,11 @@ for m in kill abort leak; do
   t gpu_${m}_shm $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
   t gpu_${m}_net $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
 done
-# CUDA graphs: captured collectives replayed (P2P, SHM; NET refuses capture).
+# CUDA graphs: captured collectives replayed (P2P, SHM, NET: the proxy's ops posted by a host node at each replay).
 t gpu_graph_1rank 60 $G -- $C/bin/test_gpu_coll graph 1
 t gpu_graph_p2p 60 $G -- $C/bin/test_gpu_coll graph 2
 t gpu_graph_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll graph 2
-t gpu_graph_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 TEST_GRAPH_EXPECT_REFUSED=1 -- $C/bin/test_gpu_coll graph 2
+t gpu_graph_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll graph 2
 # The full matrix (every type and op, counts 0, 1, 7 and 1000003).
 t gpu_full_proc2_p2p 200 $G -- $C/bin/test_gpu_coll proc 2
 t gpu_full_proc2_shm 200 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2
@@ -160,6 +160,8 @@ need unpack_proc2 "(device unpack)"
 grep -h "device unpack\|UNPACK refused\|kernel (net device" "$OUT/unpack_proc2.log" | sed 's/.*NCCL INFO //' | sort | uniq -c | head -6
 t unpack_thread2 120 $UE -- $C/bin/test_gpu_coll thread 2 quick
 need unpack_thread2 "(device unpack)"
+t unpack_graph 60 $UE -- $C/bin/test_gpu_coll graph 2
+need unpack_graph "(device unpack)"
 t unpack_full_proc2 240 $UE -- $C/bin/test_gpu_coll proc 2
 need unpack_full_proc2 "(device unpack)"
 # Another build of the plugin through a manifest: relinked, not rebuilt.
