@@ -16,8 +16,13 @@ enum {
   MK_COLL_COUNT
 };
 
-/* NCCL's algorithm and protocol indices (the tuner's cost table uses them). */
-enum { MK_ALGO_TREE = 0, MK_ALGO_RING = 1, MK_ALGO_COUNT = 7 };
+/* NCCL's algorithm and protocol indices (the tuner's cost table uses them),
+ * then mkccl's own: FLAT, a small host AllReduce in one step (every rank
+ * sends its input to every other and reduces all of them in rank order),
+ * chosen by the planner below MKCCL_FLAT_MAX_BYTES, never by a tuner. */
+enum { MK_ALGO_TREE = 0, MK_ALGO_RING = 1, MK_ALGO_FLAT = 7, MK_ALGO_COUNT = 8 };
+/* FLAT's largest communicator: a rank reads from all the others at once. */
+#define MK_FLAT_MAX_RANKS 8
 enum { MK_PROTO_LL = 0, MK_PROTO_LL128 = 1, MK_PROTO_SIMPLE = 2, MK_PROTO_COUNT = 3 };
 
 /* Reduction as executors see it (user Avg becomes PREMULSUM or SUMPOSTDIV). */

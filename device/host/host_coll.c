@@ -1,6 +1,7 @@
 /* One work item on one channel of the host executor: the ring and tree
  * collectives of device/common/coll_ring.h and coll_tree.h (shared with the
- * GPU executor) over the host primitives, and point-to-point. */
+ * GPU executor) over the host primitives, the flat AllReduce, and
+ * point-to-point. */
 #include <string.h>
 
 #include "base/err.h"
@@ -85,6 +86,20 @@ static ncclResult_t host_coll_tree(channel_t* ch, const mk_work_t* w, host_prims
   return ncclSuccess;
 }
 
+/* Flat AllReduce: the collective connections to every other rank, in rank
+ * order both ways (kernel-core/channel: channel_connect_flat). */
+static ncclResult_t host_coll_flat(channel_t* ch, const mk_work_t* w, host_prims_t* p, int rank, int nRanks) {
+  int peers[MK_FLAT_MAX_RANKS], n = 0;
+  if (nRanks < 2 || nRanks > MK_FLAT_MAX_RANKS)
+    return MK_FAIL(ncclInternalError, "host executor: flat AllReduce over %d ranks", nRanks);
+  for (int r = 0; r < nRanks; r++)
+    if (r != rank) peers[n++] = r;
+  if (host_coll_bind(p, ch, peers, n, peers, n)) return ncclInternalError;
+  ncclResult_t res = host_prims_flat(p, w->sendbuff, w->recvbuff, (int64_t)w->count, rank);
+  if (res == ncclRemoteError) return host_coll_failure(p);
+  return res;
+}
+
 /* Send/Recv: this channel's part of each side, chunk by chunk, alternating
  * so a ring of exchanges never waits on itself. */
 static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* base) {
@@ -116,7 +131,6 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
 }
 
 ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag) {
-  (void)rank;
   host_prims_t p;
   memset(&p, 0, sizeof(p));
   int chunkSteps, sliceSteps;
@@ -131,5 +145,6 @@ ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRan
   if (w->coll == MK_COLL_SENDRECV) return host_p2p(ch, w, &p);
   if (w->coll >= MK_COLL_SENDRECV) return MK_FAIL(ncclInternalError, "host executor: unknown collective %d", w->coll);
   if (w->algo == MK_ALGO_TREE) return host_coll_tree(ch, w, &p, nRanks);
+  if (w->algo == MK_ALGO_FLAT) return host_coll_flat(ch, w, &p, rank, nRanks);
   return host_coll_ring(ch, w, &p, nRanks);
 }

@@ -132,3 +132,50 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
   }
   return ncclSuccess;
 }
+
+ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_t nelem, int minePos) {
+  steps_shape_t s = p->shape;
+  size_t n = (size_t)nelem, bytes = n * p->typeSize;
+  if (p->nSend < 1 || p->nRecv < 1 || p->nRecv > HOST_PRIMS_MAX_PEERS || minePos < 0 || minePos > p->nRecv ||
+      bytes > (size_t)s.stepSize * (size_t)s.sliceSteps)
+    return ncclInternalError;
+  /* Out: pre-multiplied once into the first slot, copied to the others. */
+  const char* mine = NULL;
+  for (int i = 0; i < p->nSend; i++) {
+    uint64_t step = *p->send[i].step;
+    if (host_prims_wait_send(p, &p->send[i], step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+    char* out = host_prims_send_ptr(&p->send[i], step, s.stepSize);
+    if (i == 0) host_reduce_copy(&p->redop, out, NULL, NULL, src, n, 0);
+    else memcpy(out, mine, bytes);
+    if (i == 0) mine = out;
+    conn_fifo_publish(host_prims_fifo(&p->send[i]), p->send[i].info->tail, step, s.sliceSteps, (int64_t)bytes);
+    *p->send[i].step = step + s.sliceSteps;
+  }
+  /* In: every rank's input in rank order, this rank's at minePos. */
+  const char* in[HOST_PRIMS_MAX_PEERS + 1];
+  for (int i = 0, k = 0; i <= p->nRecv; i++) {
+    if (i == minePos) {
+      in[i] = mine;
+      continue;
+    }
+    host_conn_t* c = &p->recv[k++];
+    uint64_t step = *c->step;
+    if (host_prims_wait_recv(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+    if (c->info->netDeviceHandle &&
+        netdev_host_unpack(c->info->netDeviceHandle, host_prims_recv_ptr(c, step, s.stepSize),
+                           (size_t)s.stepSize * (size_t)s.sliceSteps) != ncclSuccess)
+      return ncclInternalError;
+    in[i] = host_prims_recv_ptr(c, step, s.stepSize);
+  }
+  /* All inputs are pre-multiplied: fold them left to right; the last fold is final. */
+  host_redop_t fold = host_prims_fold_op(&p->redop);
+  int total = p->nRecv + 1;
+  host_reduce_copy(&fold, dst, NULL, in[0], in[1], n, total == 2);
+  for (int i = 2; i < total; i++) host_reduce_copy(&fold, dst, NULL, dst, in[i], n, i == total - 1);
+  for (int i = 0; i < p->nRecv; i++) {
+    uint64_t step = *p->recv[i].step;
+    conn_fifo_release(host_prims_fifo(&p->recv[i]), p->recv[i].info->head, step, s.sliceSteps);
+    *p->recv[i].step = step + s.sliceSteps;
+  }
+  return ncclSuccess;
+}

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "device/common/work.h"
 #include "fifo/steps.h"
 #include "host_reduce.h"
 #include "nccl.h"
@@ -19,8 +20,8 @@ typedef struct {
 } host_conn_t;
 
 /* Peers one primitive reads from or writes to at most: a ring has one each
- * way, a binary tree node two children. */
-#define HOST_PRIMS_MAX_PEERS 2
+ * way, a binary tree node two children, a flat AllReduce every other rank. */
+#define HOST_PRIMS_MAX_PEERS (MK_FLAT_MAX_RANKS - 1)
 
 typedef struct {
   host_conn_t recv[HOST_PRIMS_MAX_PEERS]; /* received inputs are combined in this order */
@@ -42,5 +43,13 @@ void host_prims_begin(host_prims_t* p);
  * local input when it reads one); a sending one writes to every send
  * connection. Consumes exactly chunkSteps steps on each connection it uses. */
 ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* dst, int64_t nelem);
+
+/* Flat AllReduce of one step (nelem fits a step): this rank's input,
+ * pre-multiplied, to every send connection; then the inputs of all ranks
+ * combined in rank order into dst, so that every rank computes the same
+ * value bit for bit. The recv connections are in rank order without this
+ * rank, which sits at minePos among them; its own input is read back from
+ * the first send slot (dst may be src). Needs nSend >= 1 and nRecv >= 1. */
+ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_t nelem, int minePos);
 
 #endif

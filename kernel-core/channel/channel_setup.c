@@ -87,7 +87,7 @@ ncclResult_t channel_connect_rings(struct ncclComm* comm) {
   return res;
 }
 
-/* Both directions to a tree neighbour, unless a ring already joined them. */
+/* Both directions to a tree (or flat) neighbour, unless a ring already joined them. */
 static int channel_tree_reqs(channel_t* ch, int peer, transport_conn_req_t* reqs) {
   int n = 0;
   if (peer < 0) return 0;
@@ -148,6 +148,20 @@ ncclResult_t channel_connect_rooted_trees(struct ncclComm* comm, int root) {
   return ncclSuccess;
 }
 
+ncclResult_t channel_connect_flat(struct ncclComm* comm) {
+  dp_state_t* dp = &comm->dp;
+  if (dp->flatConnected || comm->nRanks == 1) return ncclSuccess;
+  transport_conn_req_t* reqs = calloc((size_t)comm->nRanks * 2, sizeof(*reqs));
+  if (!reqs) return MK_FAIL(ncclSystemError, "channels: out of memory");
+  int n = 0;
+  for (int r = 0; r < comm->nRanks; r++)
+    if (r != comm->rank) n += channel_tree_reqs(&dp->channels[0], r, reqs + n);
+  ncclResult_t res = transport_connect(comm, reqs, n);
+  free(reqs);
+  if (res == ncclSuccess) dp->flatConnected = 1;
+  return res;
+}
+
 void channel_free_all(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   for (int c = dp->nChannels - 1; c >= 0; c--) {
@@ -163,6 +177,7 @@ void channel_free_all(struct ncclComm* comm) {
   }
   dp->nChannels = 0;
   dp->treesConnected = 0;
+  dp->flatConnected = 0;
   free(dp->rootTreesConnected);
   dp->rootTreesConnected = NULL;
   free(dp->ringOrder);

@@ -15,6 +15,10 @@ ncclResult_t channel_connect_trees(struct ncclComm* comm);
 /* The same for the trees Broadcast and Reduce rooted at `root` run
  * (channel_tree.h), once per root. */
 ncclResult_t channel_connect_rooted_trees(struct ncclComm* comm, int root);
+/* Collective connections both ways to every other rank on channel 0 (the
+ * flat AllReduce), those not connected yet, once: every rank calls it for
+ * the same collective. */
+ncclResult_t channel_connect_flat(struct ncclComm* comm);
 /* Free every connector and channel, last first. */
 void channel_free_all(struct ncclComm* comm);
 

@@ -49,6 +49,11 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   if (p2p < 1) p2p = 1;
   dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
   dp->channelMinBytes = param_int("MKCCL_CHANNEL_MIN_BYTES");
+  /* FLAT is no NCCL algorithm: where NCCL_ALGO or NCCL_PROTO says what may run, it does not. */
+  const char* algo = param_str("NCCL_ALGO");
+  const char* proto = param_str("NCCL_PROTO");
+  int userChoice = (algo && algo[0]) || (proto && proto[0]);
+  dp->flatMaxBytes = comm->cudaDev < 0 && !userChoice ? param_int("MKCCL_FLAT_MAX_BYTES") : 0;
   int64_t batch = param_int("NCCL_WORK_FIFO_BYTES") / 2 / (int64_t)sizeof(mk_work_t);
   dp->workBatch = batch < 1 ? 1 : (int)batch;
 }

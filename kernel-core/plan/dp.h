@@ -20,6 +20,8 @@ typedef struct dp_state {
   channel_t channels[MK_MAX_CHANNELS];
   int* ringOrder;          /* [nRanks] ring order shared by the channels */
   int treesConnected;      /* channel_connect_trees ran */
+  int flatConnected;       /* channel_connect_flat ran */
+  int64_t flatMaxBytes;    /* MKCCL_FLAT_MAX_BYTES; 0 with NCCL_ALGO or NCCL_PROTO set, or on GPUs */
   uint8_t* rootTreesConnected; /* [nRanks] channel_connect_rooted_trees ran for that root */
   uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
   mkcclPeer_v1* peers;     /* [nRanks] as transports see them */

@@ -87,6 +87,17 @@ static ncclResult_t plan_tree_proxy(struct ncclComm* comm, const mk_work_t* w, i
   return ncclSuccess;
 }
 
+/* Proxy subs of a flat item: one step each way with every other rank. */
+static ncclResult_t plan_flat_proxy(struct ncclComm* comm, const mk_work_t* w, plan_proxy_t* pp) {
+  channel_t* ch = &comm->dp.channels[0];
+  for (int r = 0; r < comm->nRanks; r++) {
+    if (r == comm->rank) continue;
+    MK_CHECK(plan_proxy_add(pp, &ch->peers[r].send[MK_CONN_COLL], 1, w, 1, 1));
+    MK_CHECK(plan_proxy_add(pp, &ch->peers[r].recv[MK_CONN_COLL], 1, w, 1, 1));
+  }
+  return ncclSuccess;
+}
+
 static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, mk_work_t* w,
                               plan_proxy_t* pp) {
   size_t ts = host_type_size(t->type);
@@ -97,6 +108,7 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int n
   int algo = choice.algo;
   if (algo == MK_ALGO_TREE)
     MK_CHECK(channel_tree_is_rooted(t->coll) ? channel_connect_rooted_trees(comm, t->root) : channel_connect_trees(comm));
+  if (algo == MK_ALGO_FLAT) MK_CHECK(channel_connect_flat(comm));
   int chunkSteps, sliceSteps;
   mk_coll_shape(t->coll, algo, &chunkSteps, &sliceSteps);
   int64_t chunkElems = choice.chunkBytes / (int64_t)ts;
@@ -120,6 +132,7 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int n
   plan_profile_coll_start(comm, pp->profGroup, t, w);
   int64_t nLoops = sched_nloops((int64_t)t->count, chunkElems, w->nChannels, blocks);
   if (algo == MK_ALGO_TREE) return plan_tree_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);
+  if (algo == MK_ALGO_FLAT) return plan_flat_proxy(comm, w, pp);
   return plan_ring_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);
 }
 

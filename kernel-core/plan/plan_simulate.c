@@ -14,6 +14,7 @@ ncclResult_t plan_simulate(struct ncclComm* comm, const plan_task_list_t* tasks,
     if (t->kind != TASK_COLL || t->count == 0 || comm->nRanks == 1) continue;
     plan_choice_t c;
     MK_CHECK(plan_tune_coll(comm, t, nColl, comm->dp.nChannels, &c));
+    if (c.algo == MK_ALGO_FLAT) MK_CHECK(plan_tune_predict(comm, t, nColl, &c.predictedUs));
     if (c.predictedUs > 0) total += c.predictedUs;
   }
   *us = total;

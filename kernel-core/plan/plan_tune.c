@@ -67,8 +67,27 @@ static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t byt
   return ncclSuccess;
 }
 
+/* FLAT: a small host AllReduce takes one step instead of the ring's 2(N-1)
+ * or the tree's 2 log N, which is what latency is made of when ranks share
+ * cores. No NCCL algorithm, so neither the model nor a tuner plugin can
+ * weigh it: it is left out whenever a tuner plugin, NCCL_ALGO or NCCL_PROTO
+ * decides (dp.flatMaxBytes is 0 then). */
+static int plan_flat_fits(struct ncclComm* comm, const plan_task_t* t) {
+  size_t bytes = t->count * host_type_size(t->type);
+  return t->coll == MK_COLL_ALLREDUCE && comm->nRanks >= 2 && comm->nRanks <= MK_FLAT_MAX_RANKS &&
+         (int64_t)bytes <= comm->dp.flatMaxBytes && bytes <= (size_t)(comm->dp.buffSize / MKCCL_STEPS) &&
+         !tune_ctx_tuner(comm->tune);
+}
+
 ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
                             plan_choice_t* out) {
+  if (plan_flat_fits(comm, t)) {
+    *out = (plan_choice_t){MK_ALGO_FLAT, MK_PROTO_SIMPLE, 1, comm->dp.buffSize / MKCCL_STEPS, -1.0f};
+    MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat proto simple (MKCCL_FLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
+            t->count * host_type_size(t->type), (long long)comm->dp.flatMaxBytes, comm->rank,
+            (unsigned long long)comm->dp.opCount);
+    return ncclSuccess;
+  }
   tune_choice_t c;
   MK_CHECK(plan_tune_decide(comm, t->coll, plan_tune_bytes(comm, t), numPipeOps, &c));
   out->algo = c.algo;
@@ -78,6 +97,13 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int num
   if (out->nChannels > comm->dp.nChannels) out->nChannels = comm->dp.nChannels;
   out->chunkBytes = plan_chunk_clamp(c.chunkSize, plan_chunk_max(comm, t->coll, c.algo), host_type_size(t->type));
   out->predictedUs = c.predictedUs;
+  return ncclSuccess;
+}
+
+ncclResult_t plan_tune_predict(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, float* us) {
+  tune_choice_t c;
+  MK_CHECK(plan_tune_decide(comm, t->coll, plan_tune_bytes(comm, t), numPipeOps, &c));
+  *us = c.predictedUs;
   return ncclSuccess;
 }
 

@@ -29,6 +29,10 @@ typedef struct {
 ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
                             plan_choice_t* out);
 
+/* The model's (or tuner's) time for t on ring or tree, as if FLAT did not
+ * exist: ncclGroupSimulateEnd's estimate for a FLAT AllReduce, which runs
+ * only where it is faster (an upper bound). */
+ncclResult_t plan_tune_predict(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, float* us);
 /* Only the algorithm and protocol for collective `coll` (MK_COLL_*) of
  * `bytes` (NCCL's nBytes), as plan_tune_coll would pick them: for tests
  * and tools. */

@@ -8,8 +8,13 @@
  *    and the exact expected values;
  *  - NCCL_PROTO excludes protocols: LL alone (the host runs Simple) is an
  *    error naming the setting;
- *  - with no setting the cost model picks tree for a small AllReduce and
- *    ring for a large one, and the planner runs what it picked.
+ *  - FLAT (MKCCL_FLAT_MAX_BYTES) gives the same bytes as the ring for every
+ *    type and op, counts up to a step, in and out of place; every rank
+ *    gets the inputs folded in rank order, bit for bit, on data where
+ *    another order gives other bits;
+ *  - with no setting a small AllReduce runs FLAT and a large one the ring;
+ *    with FLAT off the cost model picks tree for the small one, and the
+ *    planner runs what it picked.
  *   test_plan_algo N   (transports and channels follow the environment) */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +28,7 @@
 #include "plan/plan_tune.h"
 #include "ranks_id.h"
 
-static ncclUniqueId ids[5];
+static ncclUniqueId ids[7];
 
 /* A communicator made while `var` (NCCL_ALGO or NCCL_PROTO) is `value`. */
 static ncclComm_t comm_with(const char* var, const char* value, int n, int id, int rank) {
@@ -54,18 +59,49 @@ static void check_proto(int n, int rank) {
 }
 
 /* One AllReduce case on both communicators: same bytes, right values. */
-static long same_on_both(ncclComm_t ring, ncclComm_t tree, const coll_case_t* c, int rank, int n) {
+static long same_on_both(ncclComm_t ring, ncclComm_t other, const coll_case_t* c, int rank, int n) {
   coll_run_t a, b;
   coll_case_prepare(&a, c, ring, rank, n, &coll_mem_host, NULL);
-  coll_case_prepare(&b, c, tree, rank, n, &coll_mem_host, NULL);
+  coll_case_prepare(&b, c, other, rank, n, &coll_mem_host, NULL);
   CHECK_NCCL(coll_case_launch(&a));
   CHECK_NCCL(coll_case_launch(&b));
-  CHECK_MSG(memcmp(a.r, b.r, a.outCnt * a.ts) == 0, "rank %d: type %d op %d count %zu: ring and tree differ", rank,
-            c->type, c->op, c->count);
+  CHECK_MSG(memcmp(a.r, b.r, a.outCnt * a.ts) == 0, "rank %d: type %d op %d count %zu: ring and %s differ", rank,
+            c->type, c->op, c->count, other->dp.flatMaxBytes ? "flat" : "tree");
   return coll_case_check(&a) + coll_case_check(&b);
 }
 
-static void check_model_choice(ncclComm_t comm, int n) {
+/* Inputs whose sum depends on the order of the additions: 2^24 + 1 rounds
+ * to 2^24 in float, so each rank's 1 counts only when it is added before
+ * the large terms cancel. Every rank must hold the rank-order fold. */
+static float order_input(int r, size_t i) {
+  switch ((r + (int)i) % 4) {
+    case 0: return 16777216.0f;
+    case 1: return 1.0f;
+    case 2: return -16777216.0f;
+    default: return 0.5f * (float)(r + 1);
+  }
+}
+
+static void check_flat_order(ncclComm_t flat, int rank, int n) {
+  enum { COUNT = 97 };
+  float in[COUNT], out[COUNT];
+  for (size_t i = 0; i < COUNT; i++) in[i] = order_input(rank, i);
+  uint64_t flat0 = flat->dp.algoCount[MK_ALGO_FLAT];
+  CHECK_NCCL(ncclAllReduce(in, out, COUNT, ncclFloat32, ncclSum, flat, NULL));
+  CHECK(flat->dp.algoCount[MK_ALGO_FLAT] == flat0 + 1);
+  int orderMatters = 0;
+  for (size_t i = 0; i < COUNT; i++) {
+    volatile float fwd = order_input(0, i), rev = order_input(n - 1, i);
+    for (int r = 1; r < n; r++) fwd = fwd + order_input(r, i);
+    for (int r = n - 2; r >= 0; r--) rev = rev + order_input(r, i);
+    orderMatters |= fwd != rev;
+    CHECK_MSG(memcmp((const void*)&fwd, &out[i], sizeof(float)) == 0, "rank %d element %zu: %.9g, rank order gives %.9g",
+              rank, i, (double)out[i], (double)fwd);
+  }
+  if (n > 2) CHECK_MSG(orderMatters, "%d ranks: the inputs do not tell one order from another", n);
+}
+
+static void check_model_choice(ncclComm_t comm, ncclComm_t noFlat, int n) {
   int algo, proto;
   CHECK_NCCL(plan_tune_pick(comm, MK_COLL_ALLREDUCE, 8, &algo, &proto));
   CHECK_MSG(algo == MK_ALGO_TREE, "%d ranks, 8 B: the model picks %d", n, algo);
@@ -75,12 +111,19 @@ static void check_model_choice(ncclComm_t comm, int n) {
   CHECK_NCCL(plan_tune_pick(comm, MK_COLL_ALLGATHER, 8, &algo, &proto));
   CHECK_EQ_INT(algo, MK_ALGO_RING); /* no tree AllGather */
 
-  /* What the planner runs follows: a small AllReduce on the tree, a large one on the ring. */
+  /* What the planner runs: a small AllReduce FLAT (or, FLAT off, on the
+   * model's tree), a large one on the ring. */
   uint64_t tree0 = comm->dp.algoCount[MK_ALGO_TREE], ring0 = comm->dp.algoCount[MK_ALGO_RING];
+  uint64_t flat0 = comm->dp.algoCount[MK_ALGO_FLAT];
   float one = 1, sum = 0;
   CHECK_NCCL(ncclAllReduce(&one, &sum, 1, ncclFloat32, ncclSum, comm, NULL));
   CHECK(sum == (float)n);
-  CHECK(comm->dp.algoCount[MK_ALGO_TREE] == tree0 + 1 && comm->dp.algoCount[MK_ALGO_RING] == ring0);
+  CHECK(comm->dp.algoCount[MK_ALGO_FLAT] == flat0 + 1 && comm->dp.algoCount[MK_ALGO_TREE] == tree0 &&
+        comm->dp.algoCount[MK_ALGO_RING] == ring0);
+  sum = 0;
+  CHECK_NCCL(ncclAllReduce(&one, &sum, 1, ncclFloat32, ncclSum, noFlat, NULL));
+  CHECK(sum == (float)n);
+  CHECK(noFlat->dp.algoCount[MK_ALGO_TREE] == 1 && noFlat->dp.algoCount[MK_ALGO_FLAT] == 0);
   size_t big = (size_t)16 << 20 >> 2;
   float* buf = malloc(big * sizeof(float));
   CHECK(buf);
@@ -93,7 +136,7 @@ static void check_model_choice(ncclComm_t comm, int n) {
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  for (int i = 0; i < 5; i++) ranks_unique_id(rank, &ids[i]);
+  for (int i = 0; i < 7; i++) ranks_unique_id(rank, &ids[i]);
   ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
   ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
   long wrong = 0;
@@ -105,6 +148,20 @@ static int rank_main(int rank, int n, void* arg) {
         coll_case_t c = {C_ALLREDUCE, type, op, 0, (k + type + op) % 2, counts[k]};
         wrong += same_on_both(ring, tree, &c, rank, n);
       }
+  /* FLAT for every case that fits a step (30011 doubles do, with the default buffers). */
+  ncclComm_t flat = comm_with("MKCCL_FLAT_MAX_BYTES", "1073741824", n, 5, rank);
+  const size_t flatCounts[] = {0, 1, 7, 30011};
+  uint64_t ring0 = ring->dp.algoCount[MK_ALGO_RING];
+  for (int type = 0; type < ncclNumTypes; type++)
+    for (int op = 0; op <= C_OP_PREMUL; op++)
+      for (int k = 0; k < 4; k++) {
+        coll_case_t c = {C_ALLREDUCE, type, op, 0, (k + type + op) % 2, flatCounts[k]};
+        wrong += same_on_both(ring, flat, &c, rank, n);
+      }
+  CHECK(flat->dp.algoCount[MK_ALGO_FLAT] == ring->dp.algoCount[MK_ALGO_RING] - ring0);
+  CHECK(flat->dp.algoCount[MK_ALGO_RING] == 0 && flat->dp.algoCount[MK_ALGO_TREE] == 0);
+  check_flat_order(flat, rank, n);
+  CHECK_NCCL(ncclCommDestroy(flat));
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
   CHECK(ring->dp.algoCount[MK_ALGO_RING] > 0 && ring->dp.algoCount[MK_ALGO_TREE] == 0);
   CHECK(tree->dp.algoCount[MK_ALGO_TREE] > 0 && tree->dp.algoCount[MK_ALGO_RING] == 0);
@@ -116,7 +173,9 @@ static int rank_main(int rank, int n, void* arg) {
 
   check_proto(n, rank);
   ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
-  check_model_choice(model, n);
+  ncclComm_t noFlat = comm_with("MKCCL_FLAT_MAX_BYTES", "0", n, 6, rank);
+  check_model_choice(model, noFlat, n);
+  CHECK_NCCL(ncclCommDestroy(noFlat));
   CHECK_NCCL(ncclCommDestroy(model));
   return 0;
 }
