@@ -1,5 +1,5 @@
-/* What a GPU kernel sees of a communicator: per channel its ring and the
- * connections it uses, in device memory. Filled by the host (plan/launch),
+/* What a GPU kernel sees of a communicator: per channel its ring, its
+ * AllReduce tree and the connections it uses, in device memory. Filled by the host (plan/launch),
  * read by device/cuda/kernels.cu. Plain C so both sides share it. */
 #ifndef MKCCL_CUDA_DEV_COMM_H
 #define MKCCL_CUDA_DEV_COMM_H
@@ -22,13 +22,19 @@ typedef struct {
   void* netDevHandle;         /* receives land elsewhere (net device UNPACK): the plugin's handle, else NULL */
 } mk_dev_conn_t;
 
+#define MK_DEV_TREE_DOWN 2 /* children of a binary tree node (device/common/sched_tree.h) */
+
 typedef struct {
   int32_t ringPrev, ringNext, ringIndex;
-  int32_t pad;
+  int32_t treeUp;                        /* AllReduce tree parent, -1 at the root */
+  int32_t treeDown[MK_DEV_TREE_DOWN];    /* its children, -1 where absent */
+  int32_t pad[2];
   int32_t ringRanks[MK_DEV_MAX_RANKS];
-  mk_dev_conn_t ringSend;     /* to ringNext, connection 0 */
-  mk_dev_conn_t ringRecv;     /* from ringPrev, connection 0 */
-  mk_dev_conn_t p2pSend[MK_DEV_MAX_RANKS]; /* connection 1, per peer */
+  /* One device copy per connection, however many algorithms use it: the
+   * step counter is the connection's. */
+  mk_dev_conn_t collSend[MK_DEV_MAX_RANKS]; /* connection 0 (ring, tree), per peer */
+  mk_dev_conn_t collRecv[MK_DEV_MAX_RANKS];
+  mk_dev_conn_t p2pSend[MK_DEV_MAX_RANKS];  /* connection 1, per peer */
   mk_dev_conn_t p2pRecv[MK_DEV_MAX_RANKS];
 } mk_dev_channel_t;
 

@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/param.h"
+#include "channel/channel_tree.h"
 #include "comm/comm.h"
 #include "cuda/gpu.h"
 #include "device/cuda/dev_comm.h"
@@ -39,8 +40,9 @@ struct gpu_exec {
   cu_function_t kernel;
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
-  uint8_t synced[MK_DEV_MAX_CHANNELS][2 + 2 * MK_DEV_MAX_RANKS];
+  uint8_t synced[MK_DEV_MAX_CHANNELS][4 * MK_DEV_MAX_RANKS]; /* collSend, collRecv, p2pSend, p2pRecv per peer */
   uint8_t ringSynced[MK_DEV_MAX_CHANNELS]; /* ring description copied */
+  uint8_t treeSynced[MK_DEV_MAX_CHANNELS]; /* AllReduce tree description copied */
   proxy_client_t* proxy;                   /* the comm's, for the watchdog */
   char* fifoBuf;            /* pinned, mapped */
   work_fifo_t fifo;
@@ -99,7 +101,10 @@ static const char* gpu_diag_read(gpu_exec_t* ex, void* dst, const void* src, siz
 static void gpu_watchdog_conns(gpu_exec_t* ex) {
   if (!ex->diagStream || !ex->diagBuf) return;
   mk_dev_conn_t* conns = (mk_dev_conn_t*)ex->diagBuf;
-  const char* err = gpu_diag_read(ex, conns, &ex->devComm->channels[0].ringSend, 2 * sizeof(mk_dev_conn_t));
+  const mk_dev_channel_t* h = &ex->hostComm->channels[0];
+  const mk_dev_channel_t* d = &ex->devComm->channels[0];
+  const char* err = gpu_diag_read(ex, &conns[0], &d->collSend[h->ringNext], sizeof(mk_dev_conn_t));
+  if (!err) err = gpu_diag_read(ex, &conns[1], &d->collRecv[h->ringPrev], sizeof(mk_dev_conn_t));
   if (err) {
     MK_WARN("GPU watchdog: rank %d: reading the device comm: %s", ex->rank, err);
     return;
@@ -502,15 +507,31 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
       h->ringNext = ch->ring.next;
       h->ringIndex = ch->ring.index;
       for (int r = 0; r < comm->nRanks; r++) h->ringRanks[r] = ch->ring.userRanks[r];
-      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, ringSend), stream));
+      h->treeUp = -1;
+      for (int k = 0; k < MK_DEV_TREE_DOWN; k++) h->treeDown[k] = -1;
+      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, collSend), stream));
       ex->ringSynced[c] = 1;
     }
-    MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][0], &h->ringSend, &d->ringSend, &ch->peers[ch->ring.next].send[MK_CONN_COLL], stream));
-    MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][1], &h->ringRecv, &d->ringRecv, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], stream));
+    /* The AllReduce tree, once its connections exist (the planner connects
+     * trees the first time it picks one). */
+    if (!ex->treeSynced[c] && comm->dp.treesConnected) {
+      channel_tree_t t;
+      channel_tree_for(ch, comm->nRanks, MK_COLL_ALLREDUCE, 0, &t);
+      h->treeUp = t.up;
+      for (int k = 0; k < MK_DEV_TREE_DOWN; k++) h->treeDown[k] = t.down[k];
+      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, ringRanks), stream));
+      ex->treeSynced[c] = 1;
+    }
+    uint8_t* synced = ex->synced[c];
     for (int p = 0; p < comm->nRanks; p++) {
-      MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][2 + p], &h->p2pSend[p], &d->p2pSend[p], &ch->peers[p].send[MK_CONN_P2P], stream));
-      MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][2 + MK_DEV_MAX_RANKS + p], &h->p2pRecv[p], &d->p2pRecv[p],
-                             &ch->peers[p].recv[MK_CONN_P2P], stream));
+      channel_peer_t* peer = &ch->peers[p];
+      MK_CHECK(gpu_conn_sync(ex, &synced[p], &h->collSend[p], &d->collSend[p], &peer->send[MK_CONN_COLL], stream));
+      MK_CHECK(gpu_conn_sync(ex, &synced[MK_DEV_MAX_RANKS + p], &h->collRecv[p], &d->collRecv[p],
+                             &peer->recv[MK_CONN_COLL], stream));
+      MK_CHECK(gpu_conn_sync(ex, &synced[2 * MK_DEV_MAX_RANKS + p], &h->p2pSend[p], &d->p2pSend[p],
+                             &peer->send[MK_CONN_P2P], stream));
+      MK_CHECK(gpu_conn_sync(ex, &synced[3 * MK_DEV_MAX_RANKS + p], &h->p2pRecv[p], &d->p2pRecv[p],
+                             &peer->recv[MK_CONN_P2P], stream));
     }
   }
   if (wait) {
@@ -560,10 +581,12 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured) {
   const cuda_gpu_t* g = ex->g;
   uint32_t bytes = (uint32_t)(n * sizeof(mk_work_t));
-  /* The kernels run rings only so far (device/common/coll_tree.h is not wired in). */
+  /* The kernels run rings, and trees for AllReduce. */
   for (int i = 0; i < n; i++)
-    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
-      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings only)", works[i].algo);
+    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING &&
+        !(works[i].algo == MK_ALGO_TREE && works[i].coll == MK_COLL_ALLREDUCE))
+      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported for collective %d",
+                     works[i].algo, works[i].coll);
   if (captured) return gpu_launch_captured(ex, works, n, nChannels, stream);
   MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
   uint32_t offset = ex->fifo.produced;

@@ -76,6 +76,12 @@ t() {
   sleep 1
 }
 
+# A case that passed without running what it is about (a fallback) fails.
+need() { # name, pattern: the log must say it
+  [[ -f $OUT/$1.log ]] || return 0
+  grep -q -- "$2" "$OUT/$1.log" || { echo "FAIL $1: no '$2' in its log" | tee -a "$OUT/summary.txt"; fail=1; }
+}
+
 echo "== machine facts: NCCL headers, RDMA devices, libfabric providers"
 ls "$NCCL_DIR/include" 2>&1 | tr '\n' ' '; echo
 ls /sys/class/infiniband 2>&1 | head -4
@@ -96,6 +102,16 @@ t gpu_thread2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu
 t gpu_proc2_p2p 60 $G -- $C/bin/test_gpu_coll proc 2 quick
 t gpu_proc2_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
 t gpu_proc2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
+# Tree AllReduce in the kernels: 2 ranks, then 4 (interior nodes with two children), P2P, SHM, NET.
+TR="NCCL_ALGO=allreduce:tree NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING"
+t gpu_tree_proc2_p2p 90 $G $TR -- $C/bin/test_gpu_coll proc 2 quick
+t gpu_tree_thread2_shm 90 $G $TR NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
+t gpu_tree_proc4_p2p 150 $G $TR -- $C/bin/test_gpu_coll proc 4 quick
+t gpu_tree_proc4_shm 150 $G $TR NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 4 quick
+t gpu_tree_proc4_net 150 $G $TR NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll proc 4 quick
+for c in gpu_tree_proc2_p2p gpu_tree_thread2_shm gpu_tree_proc4_p2p gpu_tree_proc4_shm gpu_tree_proc4_net; do
+  need $c "-> Algo tree"
+done
 # A peer that never calls the collective: ncclRemoteError within MKCCL_TIMEOUT.
 t gpu_stuck_p2p 60 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_coll stuck 2
 t gpu_stuck_shm 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll stuck 2
@@ -136,10 +152,6 @@ if ! ldconfig -p | grep -q "libnvJitLink.so.13 " && [[ ! -e /usr/local/cuda/lib6
 fi
 CACHE=/tmp/mkccl-netdev-cache; rm -rf "$CACHE"
 # A case that passed over HOST because UNPACK was refused is a failure here.
-need() { # name, pattern: the log must say it
-  [[ -f $OUT/$1.log ]] || return 0
-  grep -q "$2" "$OUT/$1.log" || { echo "FAIL $1: no '$2' in its log" | tee -a "$OUT/summary.txt"; fail=1; }
-}
 UE="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 MKCCL_ALLOW_SAME_GPU=1 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1
   MKCCL_SOCKET_UNPACK=1 MKCCL_NET_DEVICE_CACHE_DIR=$CACHE NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
 t unpack_bench 90 LD_LIBRARY_PATH=$MK_LD -- $C/bin/mkccl-unpack-bench $P/libmkccl-unpack-device.so
