@@ -20,6 +20,14 @@
 #   C  benchmarks, same call: 1 rank (launch latency, local copy) mkccl vs
 #      NCCL; 2 "hosts" over loopback sockets: NCCL's own socket transport,
 #      NCCL with our net-socket, mkccl (NET only)
+#   T  NVIDIA's nccl-tests (all_reduce, all_gather, reduce_scatter, broadcast,
+#      reduce, alltoall, sendrecv _perf), built here (/tmp, sm_90) against
+#      NCCL's own nccl.h, each run 1 rank with NCCL's lib and with mkccl's,
+#      -c 1 (data checked); fails on #wrong != 0, a non-zero exit or the wrong
+#      libnccl loaded (LD_DEBUG=libs); prints both side by side. Sources:
+#      .carry/nccl-tests-src (tools/gpu/pack.sh copies /tmp/nccl-tests-src;
+#      NVIDIA's code is never in this repository; ONE_GPU_ONLY=T runs only it,
+#      ~1.5 min; NT_ARGS overrides the nccl-tests arguments)
 # Logs go to $OUT (fetched back); stdout carries the summary.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,10 +36,10 @@ OUT_FINAL=${OUT:-/tmp/out}
 OUT=/tmp/one_gpu_logs   # logs here, packed into $OUT_FINAL/logs.tgz at the end (few files come back)
 rm -rf "$OUT"; mkdir -p "$OUT" "$OUT_FINAL"
 trap 'tar czf "$OUT_FINAL/logs.tgz" -C "$OUT" . 2>/dev/null' EXIT
-ONLY=${ONE_GPU_ONLY:-AUBC}
+ONLY=${ONE_GPU_ONLY:-AUBCT}
 T0=$SECONDS
 BUDGET=${ONE_GPU_BUDGET_S:-520}
-NCCL_DIR=$(python3 -c "import nvidia.nccl,os;print(os.path.dirname(nvidia.nccl.__path__[0]+'/x'))" 2>/dev/null)
+NCCL_DIR=${ONE_GPU_NCCL_DIR:-$(python3 -c "import nvidia.nccl,os;print(os.path.dirname(nvidia.nccl.__path__[0]+'/x'))" 2>/dev/null)}
 export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 MK_LD=$C/lib:$C/deps:/usr/local/cuda/lib64
 NC_LD=$NCCL_DIR/lib:$C/deps:/usr/local/cuda/lib64
@@ -230,6 +238,39 @@ b nccl_2host_socket LD_LIBRARY_PATH=$NC_LD NCCL_NET=Socket -- tools/gpu/two_host
 b nccl_2host_mkccl_net LD_LIBRARY_PATH=$NC_LD NCCL_NET_PLUGIN=$P/libmkccl-net-socket.so -- tools/gpu/two_hosts.sh 2 $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 256M -f 8 -n 20 -w 3 -c 1
 b mkccl_2rank_p2p LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 -- \
   $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 256M -f 8 -n 20 -w 3 -c 1
+fi
+if [[ $ONLY == *T* ]]; then
+echo "== T: NVIDIA's nccl-tests, built here against NCCL's nccl.h; NCCL 2.28.9 vs mkccl, 1 rank, -c 1"
+NT_SRC=$C/nccl-tests-src NT_BIN=/tmp/nccl-tests-build
+NT_PROGS=(all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv)
+read -ra NT_ARGV <<< "${NT_ARGS:--b 8 -e 1G -f 4 -g 1 -c 1 -w 5 -n 20}"
+if [[ ! -e $NT_SRC/src/common.cu ]]; then
+  echo "FAIL nt_build: no nccl-tests sources in $NT_SRC (put them in /tmp/nccl-tests-src, then tools/gpu/pack.sh)" | tee -a "$OUT/summary.txt"; fail=1
+elif [[ ! -e $NCCL_DIR/include/nccl.h || ! -e $NCCL_DIR/lib/libnccl.so.2 ]]; then
+  echo "FAIL nt_build: no NCCL include/nccl.h + lib/libnccl.so.2 at '${NCCL_DIR}' (python3 nvidia.nccl)" | tee -a "$OUT/summary.txt"; fail=1
+else
+  t nt_build 150 -- tools/gpu/nccl_tests_build.sh "$NT_SRC" "$NCCL_DIR/include" "$NCCL_DIR/lib" "$NT_BIN" "${NT_PROGS[@]}"
+  grep -h "^nccl-tests:" "$OUT/nt_build.log" 2>/dev/null | sed 's/^/  /'
+  echo "  nccl-tests arguments: ${NT_ARGV[*]}"
+  NT_RAN=()
+  for p in "${NT_PROGS[@]}"; do
+    if [[ ! -x $NT_BIN/${p}_perf ]]; then
+      # Not built: a failed build already failed the section; a build skipped for time did not.
+      echo "SKIP nt_${p} (not built)" | tee -a "$OUT/summary.txt"; continue
+    fi
+    # The loader trace says which libnccl.so.2 each run really initialised.
+    t "nt_${p}_nccl" 60 LD_LIBRARY_PATH=$NC_LD LD_DEBUG=libs LD_DEBUG_OUTPUT=$OUT/nt_${p}_nccl.ld -- "$NT_BIN/${p}_perf" "${NT_ARGV[@]}"
+    t "nt_${p}_mkccl" 60 LD_LIBRARY_PATH=$MK_LD LD_DEBUG=libs LD_DEBUG_OUTPUT=$OUT/nt_${p}_mkccl.ld -- "$NT_BIN/${p}_perf" "${NT_ARGV[@]}"
+    [[ -e $OUT/nt_${p}_nccl.log || -e $OUT/nt_${p}_mkccl.log ]] && NT_RAN+=("$p")
+  done
+  if ((${#NT_RAN[@]})); then
+    python3 tools/gpu/nccl_tests_table.py "$OUT" "$C/lib/libnccl.so.2" "$NCCL_DIR/lib/libnccl.so.2" "${NT_RAN[@]}" > "$OUT/nt_table.txt" 2>&1
+    ntrc=$?
+    cat "$OUT/nt_table.txt"
+    grep -E "^(PASS|FAIL) nt_" "$OUT/nt_table.txt" >> "$OUT/summary.txt"
+    ((ntrc == 0)) || fail=1
+  fi
+fi
 fi
 echo "== done in $((SECONDS - T0)) s, fail=$fail"
 exit $fail

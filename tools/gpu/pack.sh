@@ -23,4 +23,17 @@ if [[ -e $NVJL ]]; then
   [[ build/libnvJitLink.so.13.xz -nt $NVJL ]] || xz -T2 -6 -c "$NVJL" > build/libnvJitLink.so.13.xz
   cp build/libnvJitLink.so.13.xz .carry/deps/
 fi
+# NVIDIA's nccl-tests sources for one_gpu.sh section T: never in this
+# repository; fetched to /tmp/nccl-tests-src (its SOURCES.txt says from
+# which commit each file came). Only the files the build needs (~160 KB).
+NT=${NCCL_TESTS_SRC:-/tmp/nccl-tests-src}
+if [[ -e $NT/src/common.cu ]]; then
+  mkdir -p .carry/nccl-tests-src/src .carry/nccl-tests-src/verifiable
+  cp "$NT"/src/*.cu "$NT"/src/*.cc "$NT"/src/*.h .carry/nccl-tests-src/src/
+  cp "$NT"/verifiable/verifiable.cu "$NT"/verifiable/verifiable.h .carry/nccl-tests-src/verifiable/
+  [[ -e $NT/SOURCES.txt ]] && cp "$NT/SOURCES.txt" .carry/nccl-tests-src/
+  echo "nccl-tests sources: $(du -sh .carry/nccl-tests-src | cut -f1) from $NT"
+else
+  echo "no nccl-tests sources at $NT: one_gpu.sh section T will fail" >&2
+fi
 du -sh .carry
