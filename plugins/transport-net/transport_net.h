@@ -80,9 +80,11 @@ typedef struct {
   ncclNetDeviceHandle_v12_t* offloadHandle; /* devHandle once the plugin filled it: the executor unpacks */
   uint64_t step;         /* proxy's step counter: next op's base rounds up from here */
   /* Ops on one connection go in step order (see net_turn): end step of the
-   * last op whose steps were all handed to the plugin (isend/irecv), and of
-   * the last whose steps all went back to the executor (head / tail). */
+   * last op whose steps were all handed to the plugin (isend/irecv), of the
+   * last whose receives all completed (test), and of the last whose steps
+   * all went back to the executor (head / tail). */
   uint64_t postedEnd;
+  uint64_t receivedEnd;
   uint64_t handedEnd;
 } transport_net_conn_t;
 

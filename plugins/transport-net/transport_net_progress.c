@@ -23,12 +23,18 @@ static void* net_phandle(mkcclProxySubOp_v1* sub, uint64_t k) {
 /* userData[1] of a group's lead: steps the plugin was told are consumed. */
 #define NET_CONSUMED(lead) ((lead)->userData[1])
 
-/* Several ops on one connection may be active at once; each may post, and
- * hand steps back to the executor, only once the op before it on that
- * connection (ending at `end`) has done so for all of its steps:
+/* Several ops on one connection may be active at once; each may post, test
+ * its receives, and hand steps back to the executor, only once the op before
+ * it on that connection (ending at `end`) has done so for all of its steps:
  * - posting: messages of one tag match receives in post order, so an op
  *   whose isend or irecv went ahead of an earlier op's (retried after a
  *   busy plugin) would swap their data;
+ * - testing a receive: NCCL runs the ops of a connection one after the
+ *   other, so it never tests a receive while an earlier one of the same
+ *   connection is unfinished, and plugins rely on it: Google's
+ *   nccl-fastsocket answers such a test with ncclInternalError ("test called
+ *   with invalid request"). Sends need no turn of their own: their tests
+ *   wait for handing back, which follows every earlier send's;
  * - handing back: head and tail are absolute step counts, and a plugin may
  *   complete a later op's requests first (libfabric: an eager message
  *   overtakes a rendezvous one), so the later op would publish steps whose
@@ -169,7 +175,9 @@ static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1*
   *progressed = 0;
   int g = lead->groupSize;
   transport_net_conn_t* lc = lead->conn;
-  if (lead->received < lead->posted) {
+  int turn = 1;
+  for (int i = 0; i < g; i++) turn &= net_turn(lead + i, ((transport_net_conn_t*)lead[i].conn)->receivedEnd);
+  if (turn && lead->received < lead->posted) {
     int slot = conn_fifo_slot(lead->base + lead->received);
     int done = 0, sizes[MKCCL_PROXY_MAX_SUBS];
     ncclResult_t res = ctx->net->test(lead->requests[slot], &done, sizes);
@@ -181,6 +189,7 @@ static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1*
     for (int i = 0; i < g; i++) {
       op->stepBytes[lead + i - op->subs][lead[i].received % MKCCL_STEPS] = sizes[i];
       lead[i].received += (uint64_t)op->sliceSteps;
+      if (lead[i].received == lead[i].nsteps) ((transport_net_conn_t*)lead[i].conn)->receivedEnd = lead[i].base + lead[i].nsteps;
     }
     if (lc->needFlush && ctx->net->iflush) {
       void* data[MKCCL_PROXY_MAX_SUBS];

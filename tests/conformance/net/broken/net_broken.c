@@ -3,7 +3,12 @@
  * plugin (MKCCL_NET_BROKEN_INNER, a path exporting ncclNetPlugin_v12) and
  * breaks completed receives as MKCCL_NET_BROKEN_BUG says:
  *   corrupt: flips one byte in the middle of every non-empty message;
- *   size:    reports one byte more than arrived for messages over 4 KB. */
+ *   size:    reports one byte more than arrived for messages over 4 KB;
+ *   inorder: no bug: test on a receive while an earlier receive of the same
+ *            connection is unfinished returns ncclInternalError, as NCCL's
+ *            own socket plugin cannot take one (its test of a fresh request
+ *            reads the next size header) and NCCL's core never makes one.
+ *            The kit must pass it. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
@@ -13,7 +18,7 @@
 
 static const mkcclParamDecl_v1 net_broken_decls[] = {
     {"MKCCL_NET_BROKEN_INNER", MKCCL_PARAM_STRING, "", "path of the working plugin to wrap"},
-    {"MKCCL_NET_BROKEN_BUG", MKCCL_PARAM_STRING, "corrupt", "corrupt | size"},
+    {"MKCCL_NET_BROKEN_BUG", MKCCL_PARAM_STRING, "corrupt", "corrupt | size | inorder"},
 };
 static plugin_params_t net_broken_params = {NULL, net_broken_decls, 2};
 
@@ -24,14 +29,18 @@ __attribute__((visibility("default"))) const mkcclPluginInfo_v1_t mkcclPluginInf
     net_broken_bind};
 
 static const ncclNet_v12_t* inner;
-static int net_broken_sizeBug;
+static int net_broken_sizeBug, net_broken_inorder;
 
-/* Receives in flight: which buffers a completed request filled. */
+/* Receives in flight: which buffers a completed request filled, on which
+ * connection, in which order they were posted. */
 typedef struct {
   void* req;
+  void* comm;
+  unsigned long seq;
   int n;
   void* data[8];
 } net_broken_recv_t;
+static unsigned long net_broken_seq;
 static net_broken_recv_t net_broken_recvs[256];
 static pthread_mutex_t net_broken_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -44,6 +53,7 @@ static ncclResult_t net_broken_init(void** ctx, uint64_t commId, ncclNetCommConf
     if (!inner) return ncclInvalidUsage;
     const char* bug = plugin_param_str(&net_broken_params, "MKCCL_NET_BROKEN_BUG");
     net_broken_sizeBug = bug && strcmp(bug, "size") == 0;
+    net_broken_inorder = bug && strcmp(bug, "inorder") == 0;
   }
   return inner->init(ctx, commId, config, log, prof);
 }
@@ -69,6 +79,8 @@ static ncclResult_t net_broken_irecv(void* c, int n, void** data, size_t* sizes,
   for (int i = 0; i < 256; i++)
     if (!net_broken_recvs[i].req) {
       net_broken_recvs[i].req = *req;
+      net_broken_recvs[i].comm = c;
+      net_broken_recvs[i].seq = net_broken_seq++;
       net_broken_recvs[i].n = n;
       memcpy(net_broken_recvs[i].data, data, sizeof(void*) * (size_t)n);
       break;
@@ -77,15 +89,32 @@ static ncclResult_t net_broken_irecv(void* c, int n, void** data, size_t* sizes,
   return res;
 }
 
+/* inorder: is an earlier receive of req's connection unfinished? */
+static int net_broken_out_of_order(void* req) {
+  int early = 0;
+  pthread_mutex_lock(&net_broken_lock);
+  for (int i = 0; i < 256 && !early; i++) {
+    const net_broken_recv_t* r = &net_broken_recvs[i];
+    if (r->req != req) continue;
+    for (int j = 0; j < 256; j++) {
+      const net_broken_recv_t* o = &net_broken_recvs[j];
+      if (o->req && o->comm == r->comm && o->seq < r->seq) early = 1;
+    }
+  }
+  pthread_mutex_unlock(&net_broken_lock);
+  return early;
+}
+
 static ncclResult_t net_broken_test(void* req, int* done, int* sizes) {
   int got[8] = {0};
+  if (net_broken_inorder && net_broken_out_of_order(req)) return ncclInternalError;
   ncclResult_t res = inner->test(req, done, sizes ? sizes : got);
   if (res != ncclSuccess || !*done) return res;
   pthread_mutex_lock(&net_broken_lock);
   for (int i = 0; i < 256; i++) {
     net_broken_recv_t* r = &net_broken_recvs[i];
     if (r->req != req) continue;
-    for (int k = 0; k < r->n; k++) {
+    for (int k = 0; k < r->n && !net_broken_inorder; k++) {
       int size = sizes ? sizes[k] : got[k];
       if (net_broken_sizeBug && size > 4096 && sizes) sizes[k] = size + 1; /* the bug */
       if (!net_broken_sizeBug && size > 0) ((unsigned char*)r->data[k])[size / 2] ^= 0x5a; /* the bug */
