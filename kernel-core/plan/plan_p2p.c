@@ -11,6 +11,7 @@
 #include "comm/comm.h"
 #include "device/common/shape.h"
 #include "device/common/p2p_part.h"
+#include "device/cuda/gpu_exec.h"
 #include "device/host/host_types.h"
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
@@ -77,7 +78,10 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
         return MK_FAIL(ncclInvalidUsage, "Rank %d: send to self and recv from self do not match", me);
       if (d == 0 && comm->cudaDev < 0) { /* to myself, on the host: a copy */
         if (task_bytes(s) && s->sendbuff != r->recvbuff) memmove(r->recvbuff, s->sendbuff, task_bytes(s));
-      } else { /* on a GPU, the kernel copies to itself (sendPeer == recvPeer == me) */
+      } else if (d == 0) { /* to myself, on a GPU: a copy on the stream (the copy engine, as a one-rank collective) */
+        if (task_bytes(s) && s->sendbuff != r->recvbuff)
+          MK_CHECK(gpu_exec_copy(comm->dp.gpuExec, r->recvbuff, s->sendbuff, task_bytes(s), s->stream));
+      } else {
         mk_work_t* w = &works[n++];
         memset(w, 0, sizeof(*w));
         w->coll = MK_COLL_SENDRECV;
@@ -94,7 +98,7 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
         w->sendbuff = s ? s->sendbuff : NULL;
         w->recvbuff = r ? r->recvbuff : NULL;
         plan_profile_p2p_start(comm, pp->profGroup, s, r, w);
-        for (int c = 0; c < nch && d != 0; c++) {
+        for (int c = 0; c < nch; c++) {
           channel_peer_t* sp = &comm->dp.channels[c].peers[sendPeer];
           channel_peer_t* rp = &comm->dp.channels[c].peers[recvPeer];
           if (s) MK_CHECK(plan_proxy_add(pp, &sp->send[MK_CONN_P2P], p2p_channel_steps(w->sendBytes, nch, c, chunk), w, 1, 1));
