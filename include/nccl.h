@@ -17,12 +17,18 @@
 #include <cuda_runtime.h>
 /* As NCCL's nccl.h does: its users get half and __nv_bfloat16 (and, in C++,
  * the fp8 types) from it; nccl-tests' common.cu uses half with no include. */
+#ifdef __cplusplus
+extern "C++" { /* C++ headers, even where nccl.h is included inside extern "C" */
+#endif
 #include <cuda_fp16.h>
 #if CUDART_VERSION >= 11000
 #include <cuda_bf16.h>
 #endif
 #if defined(__cplusplus) && CUDART_VERSION >= 11080
 #include <cuda_fp8.h>
+#endif
+#ifdef __cplusplus
+}
 #endif
 #define MKCCL_HAVE_CUDA_HEADERS 1
 #endif

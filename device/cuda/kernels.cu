@@ -137,7 +137,7 @@ static __device__ void mk_data_op(int op, int tid, int n, const char* a, const c
 
 /* Move or combine nelem elements: a copy when there is one input and no
  * arithmetic; else the typed loop. `op` is p's, or its fold (below). */
-static __device__ void mk_move(const mk_prims& p, int op, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
+static __device__ __noinline__ void mk_move(const mk_prims& p, int op, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
                                int post) {
   int tid = threadIdx.x, n = blockDim.x;
   bool arith = (a && b) || (b && op == MK_OP_PREMULSUM) || (post && op == MK_OP_SUMPOSTDIV);
