@@ -40,7 +40,7 @@ struct gpu_exec {
   cu_function_t kernel;
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
-  uint8_t synced[MK_DEV_MAX_CHANNELS][4 * MK_DEV_MAX_RANKS]; /* collSend, collRecv, p2pSend, p2pRecv per peer */
+  uint8_t synced[MK_DEV_MAX_CHANNELS][MK_DEV_CONN_KINDS * MK_DEV_MAX_RANKS]; /* [kind][peer], as MK_DEV_CONN */
   uint8_t ringSynced[MK_DEV_MAX_CHANNELS]; /* ring description copied */
   uint8_t treeSynced[MK_DEV_MAX_CHANNELS]; /* AllReduce tree description copied */
   proxy_client_t* proxy;                   /* the comm's, for the watchdog */
@@ -101,10 +101,12 @@ static const char* gpu_diag_read(gpu_exec_t* ex, void* dst, const void* src, siz
 static void gpu_watchdog_conns(gpu_exec_t* ex) {
   if (!ex->diagStream || !ex->diagBuf) return;
   mk_dev_conn_t* conns = (mk_dev_conn_t*)ex->diagBuf;
-  const mk_dev_channel_t* h = &ex->hostComm->channels[0];
-  const mk_dev_channel_t* d = &ex->devComm->channels[0];
-  const char* err = gpu_diag_read(ex, &conns[0], &d->collSend[h->ringNext], sizeof(mk_dev_conn_t));
-  if (!err) err = gpu_diag_read(ex, &conns[1], &d->collRecv[h->ringPrev], sizeof(mk_dev_conn_t));
+  uint64_t stride = ex->hostComm->channelBytes;
+  int nRanks = ex->hostComm->nRanks;
+  mk_dev_channel_t* h = mk_dev_channel(ex->hostComm, stride, 0);
+  mk_dev_channel_t* d = mk_dev_channel(ex->devComm, stride, 0);
+  const char* err = gpu_diag_read(ex, &conns[0], MK_DEV_CONN(d, MK_DEV_COLL_SEND, nRanks, h->ringNext), sizeof(mk_dev_conn_t));
+  if (!err) err = gpu_diag_read(ex, &conns[1], MK_DEV_CONN(d, MK_DEV_COLL_RECV, nRanks, h->ringPrev), sizeof(mk_dev_conn_t));
   if (err) {
     MK_WARN("GPU watchdog: rank %d: reading the device comm: %s", ex->rank, err);
     return;
@@ -318,12 +320,13 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     goto fail_module;
   }
   cu_deviceptr_t d;
-  if ((r = g->mem_alloc(&d, sizeof(mk_dev_comm_t))) != CUDA_DRV_SUCCESS) {
+  size_t commBytes = (size_t)mk_dev_comm_bytes(comm->nRanks);
+  if ((r = g->mem_alloc(&d, commBytes)) != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemAlloc (device comm)", r);
     goto fail_stream;
   }
   ex->devComm = (mk_dev_comm_t*)(uintptr_t)d;
-  ex->hostComm = calloc(1, sizeof(mk_dev_comm_t));
+  ex->hostComm = calloc(1, commBytes);
   uint32_t fifoBytes = (uint32_t)param_int("NCCL_WORK_FIFO_BYTES");
   if (!ex->hostComm) {
     res = MK_FAIL(ncclSystemError, "out of memory");
@@ -366,13 +369,14 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   memset((void*)ex->status, 0, sizeof(uint64_t) * MK_DEV_MAX_CHANNELS * MK_DEV_STATUS_WORDS);
   ex->rank = comm->rank;
   ex->proxy = &comm->dp.proxy;
+  ex->hostComm->channelBytes = mk_dev_channel_bytes(comm->nRanks);
   ex->hostComm->rank = comm->rank;
   ex->hostComm->nRanks = comm->nRanks;
   ex->hostComm->abortFlag = ex->abortDev;
   ex->hostComm->status = ex->status;
   int64_t timeoutSec = param_int("MKCCL_TIMEOUT");
   ex->hostComm->timeoutNs = timeoutSec > 0 ? (uint64_t)timeoutSec * 1000000000ull : 0;
-  r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, sizeof(mk_dev_comm_t), ex->initStream);
+  r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, commBytes, ex->initStream);
   if (r == CUDA_DRV_SUCCESS) r = g->stream_synchronize(ex->initStream);
   if (r != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemcpyAsync (device comm)", r);
@@ -497,8 +501,9 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
   cu_stream_t stream = wait ? ex->initStream : (cu_stream_t)launchStream;
   for (int c = 0; c < comm->dp.nChannels && c < MK_DEV_MAX_CHANNELS; c++) {
     channel_t* ch = &comm->dp.channels[c];
-    mk_dev_channel_t* h = &ex->hostComm->channels[c];
-    mk_dev_channel_t* d = &ex->devComm->channels[c];
+    uint64_t stride = ex->hostComm->channelBytes;
+    mk_dev_channel_t* h = mk_dev_channel(ex->hostComm, stride, c);
+    mk_dev_channel_t* d = mk_dev_channel(ex->devComm, stride, c);
     if (!ex->ringSynced[c]) {
       /* Ring description: written once, before any connection is used (a
        * flag of its own: a one-rank ring never connects, and copying it at
@@ -509,7 +514,7 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
       for (int r = 0; r < comm->nRanks; r++) h->ringRanks[r] = ch->ring.userRanks[r];
       h->treeUp = -1;
       for (int k = 0; k < MK_DEV_TREE_DOWN; k++) h->treeDown[k] = -1;
-      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, collSend), stream));
+      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, conns), stream));
       ex->ringSynced[c] = 1;
     }
     /* The AllReduce tree, once its connections exist (the planner connects
@@ -523,15 +528,14 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
       ex->treeSynced[c] = 1;
     }
     uint8_t* synced = ex->synced[c];
-    for (int p = 0; p < comm->nRanks; p++) {
+    int n = comm->nRanks;
+    for (int p = 0; p < n; p++) {
       channel_peer_t* peer = &ch->peers[p];
-      MK_CHECK(gpu_conn_sync(ex, &synced[p], &h->collSend[p], &d->collSend[p], &peer->send[MK_CONN_COLL], stream));
-      MK_CHECK(gpu_conn_sync(ex, &synced[MK_DEV_MAX_RANKS + p], &h->collRecv[p], &d->collRecv[p],
-                             &peer->recv[MK_CONN_COLL], stream));
-      MK_CHECK(gpu_conn_sync(ex, &synced[2 * MK_DEV_MAX_RANKS + p], &h->p2pSend[p], &d->p2pSend[p],
-                             &peer->send[MK_CONN_P2P], stream));
-      MK_CHECK(gpu_conn_sync(ex, &synced[3 * MK_DEV_MAX_RANKS + p], &h->p2pRecv[p], &d->p2pRecv[p],
-                             &peer->recv[MK_CONN_P2P], stream));
+      const connector_t* conns[MK_DEV_CONN_KINDS] = {&peer->send[MK_CONN_COLL], &peer->recv[MK_CONN_COLL],
+                                                     &peer->send[MK_CONN_P2P], &peer->recv[MK_CONN_P2P]};
+      for (int k = 0; k < MK_DEV_CONN_KINDS; k++)
+        MK_CHECK(gpu_conn_sync(ex, &synced[k * MK_DEV_MAX_RANKS + p], MK_DEV_CONN(h, k, n, p), MK_DEV_CONN(d, k, n, p),
+                               conns[k], stream));
     }
   }
   if (wait) {

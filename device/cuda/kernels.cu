@@ -48,6 +48,7 @@ struct mk_prims {
   mk_dev_conn_t* send[MK_PRIMS_MAX_PEERS]; /* every send gets the same data */
   int nRecv, nSend;
   mk_dev_channel_t* ch; /* whose connections MK_PRIMS_BIND picks */
+  int nRanks;           /* the communicator's: the channel's connections per kind */
   int chunkSteps, sliceSteps, stepSize;
   int type, op;
   uint64_t scalar;
@@ -288,11 +289,11 @@ static __device__ int mk_bind(mk_prims* p, const int* recvPeers, int nRecv, cons
   p->nRecv = nRecv;
   p->nSend = nSend;
   for (int i = 0; i < nRecv; i++) {
-    p->recv[i] = &p->ch->collRecv[recvPeers[i]];
+    p->recv[i] = MK_DEV_CONN(p->ch, MK_DEV_COLL_RECV, p->nRanks, recvPeers[i]);
     mk_begin(p->recv[i], p->chunkSteps, true);
   }
   for (int i = 0; i < nSend; i++) {
-    p->send[i] = &p->ch->collSend[sendPeers[i]];
+    p->send[i] = MK_DEV_CONN(p->ch, MK_DEV_COLL_SEND, p->nRanks, sendPeers[i]);
     mk_begin(p->send[i], p->chunkSteps, false);
   }
   if (nRecv || nSend) p->stepSize = (nRecv ? p->recv[0] : p->send[0])->stepSize;
@@ -316,14 +317,14 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_p
   sp.nRecv = sp.nSend = rp.nRecv = rp.nSend = 0;
   if (w->sendBytes >= 0) {
     coll_p2p_part(w->sendBytes, w->nChannels, bid, chunk, &sendOff, &sendLen, &sendChunks);
-    sp.send[0] = &ch->p2pSend[w->sendPeer];
+    sp.send[0] = MK_DEV_CONN(ch, MK_DEV_P2P_SEND, base->nRanks, w->sendPeer);
     sp.nSend = 1;
     sp.stepSize = sp.send[0]->stepSize;
     mk_begin(sp.send[0], 1, false);
   }
   if (w->recvBytes >= 0) {
     coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
-    rp.recv[0] = &ch->p2pRecv[w->recvPeer];
+    rp.recv[0] = MK_DEV_CONN(ch, MK_DEV_P2P_RECV, base->nRanks, w->recvPeer);
     rp.nRecv = 1;
     rp.stepSize = rp.recv[0]->stepSize;
     mk_begin(rp.recv[0], 1, true);
@@ -356,6 +357,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.status = comm->status ? comm->status + (size_t)channel * MK_DEV_STATUS_WORDS : nullptr;
   p.unpackScratch = scratch;
   p.ch = ch;
+  p.nRanks = comm->nRanks;
   p.nRecv = p.nSend = 0;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
@@ -401,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS) mkccl_kernel(mk_
   char* scratch = nullptr;
 #endif
   int channel = (int)args.channelLo + (int)blockIdx.x;
-  mk_dev_channel_t* ch = &args.comm->channels[channel];
+  mk_dev_channel_t* ch = mk_dev_channel(args.comm, args.comm->channelBytes, channel);
   if (threadIdx.x == 0) {
     aborted = 0;
     if (args.comm->status) args.comm->status[channel * MK_DEV_STATUS_WORDS + MK_STATUS_TICKS] += 1000000;
