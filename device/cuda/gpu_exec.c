@@ -10,7 +10,6 @@
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/param.h"
-#include "channel/channel_tree.h"
 #include "comm/comm.h"
 #include "cuda/gpu.h"
 #include "device/cuda/dev_comm.h"
@@ -40,9 +39,8 @@ struct gpu_exec {
   cu_function_t kernel;
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
-  uint8_t synced[MK_DEV_MAX_CHANNELS][MK_DEV_CONN_KINDS * MK_DEV_MAX_RANKS]; /* [kind][peer], as MK_DEV_CONN */
+  uint8_t synced[MK_DEV_MAX_CHANNELS][2 + 2 * MK_DEV_MAX_RANKS];
   uint8_t ringSynced[MK_DEV_MAX_CHANNELS]; /* ring description copied */
-  uint8_t treeSynced[MK_DEV_MAX_CHANNELS]; /* AllReduce tree description copied */
   proxy_client_t* proxy;                   /* the comm's, for the watchdog */
   char* fifoBuf;            /* pinned, mapped */
   work_fifo_t fifo;
@@ -101,12 +99,7 @@ static const char* gpu_diag_read(gpu_exec_t* ex, void* dst, const void* src, siz
 static void gpu_watchdog_conns(gpu_exec_t* ex) {
   if (!ex->diagStream || !ex->diagBuf) return;
   mk_dev_conn_t* conns = (mk_dev_conn_t*)ex->diagBuf;
-  uint64_t stride = ex->hostComm->channelBytes;
-  int nRanks = ex->hostComm->nRanks;
-  mk_dev_channel_t* h = mk_dev_channel(ex->hostComm, stride, 0);
-  mk_dev_channel_t* d = mk_dev_channel(ex->devComm, stride, 0);
-  const char* err = gpu_diag_read(ex, &conns[0], MK_DEV_CONN(d, MK_DEV_COLL_SEND, nRanks, h->ringNext), sizeof(mk_dev_conn_t));
-  if (!err) err = gpu_diag_read(ex, &conns[1], MK_DEV_CONN(d, MK_DEV_COLL_RECV, nRanks, h->ringPrev), sizeof(mk_dev_conn_t));
+  const char* err = gpu_diag_read(ex, conns, &ex->devComm->channels[0].ringSend, 2 * sizeof(mk_dev_conn_t));
   if (err) {
     MK_WARN("GPU watchdog: rank %d: reading the device comm: %s", ex->rank, err);
     return;
@@ -320,13 +313,12 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     goto fail_module;
   }
   cu_deviceptr_t d;
-  size_t commBytes = (size_t)mk_dev_comm_bytes(comm->nRanks);
-  if ((r = g->mem_alloc(&d, commBytes)) != CUDA_DRV_SUCCESS) {
+  if ((r = g->mem_alloc(&d, sizeof(mk_dev_comm_t))) != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemAlloc (device comm)", r);
     goto fail_stream;
   }
   ex->devComm = (mk_dev_comm_t*)(uintptr_t)d;
-  ex->hostComm = calloc(1, commBytes);
+  ex->hostComm = calloc(1, sizeof(mk_dev_comm_t));
   uint32_t fifoBytes = (uint32_t)param_int("NCCL_WORK_FIFO_BYTES");
   if (!ex->hostComm) {
     res = MK_FAIL(ncclSystemError, "out of memory");
@@ -369,14 +361,13 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   memset((void*)ex->status, 0, sizeof(uint64_t) * MK_DEV_MAX_CHANNELS * MK_DEV_STATUS_WORDS);
   ex->rank = comm->rank;
   ex->proxy = &comm->dp.proxy;
-  ex->hostComm->channelBytes = mk_dev_channel_bytes(comm->nRanks);
   ex->hostComm->rank = comm->rank;
   ex->hostComm->nRanks = comm->nRanks;
   ex->hostComm->abortFlag = ex->abortDev;
   ex->hostComm->status = ex->status;
   int64_t timeoutSec = param_int("MKCCL_TIMEOUT");
   ex->hostComm->timeoutNs = timeoutSec > 0 ? (uint64_t)timeoutSec * 1000000000ull : 0;
-  r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, commBytes, ex->initStream);
+  r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, sizeof(mk_dev_comm_t), ex->initStream);
   if (r == CUDA_DRV_SUCCESS) r = g->stream_synchronize(ex->initStream);
   if (r != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemcpyAsync (device comm)", r);
@@ -501,9 +492,8 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
   cu_stream_t stream = wait ? ex->initStream : (cu_stream_t)launchStream;
   for (int c = 0; c < comm->dp.nChannels && c < MK_DEV_MAX_CHANNELS; c++) {
     channel_t* ch = &comm->dp.channels[c];
-    uint64_t stride = ex->hostComm->channelBytes;
-    mk_dev_channel_t* h = mk_dev_channel(ex->hostComm, stride, c);
-    mk_dev_channel_t* d = mk_dev_channel(ex->devComm, stride, c);
+    mk_dev_channel_t* h = &ex->hostComm->channels[c];
+    mk_dev_channel_t* d = &ex->devComm->channels[c];
     if (!ex->ringSynced[c]) {
       /* Ring description: written once, before any connection is used (a
        * flag of its own: a one-rank ring never connects, and copying it at
@@ -512,30 +502,15 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
       h->ringNext = ch->ring.next;
       h->ringIndex = ch->ring.index;
       for (int r = 0; r < comm->nRanks; r++) h->ringRanks[r] = ch->ring.userRanks[r];
-      h->treeUp = -1;
-      for (int k = 0; k < MK_DEV_TREE_DOWN; k++) h->treeDown[k] = -1;
-      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, conns), stream));
+      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, ringSend), stream));
       ex->ringSynced[c] = 1;
     }
-    /* The AllReduce tree, once its connections exist (the planner connects
-     * trees the first time it picks one). */
-    if (!ex->treeSynced[c] && comm->dp.treesConnected) {
-      channel_tree_t t;
-      channel_tree_for(ch, comm->nRanks, MK_COLL_ALLREDUCE, 0, &t);
-      h->treeUp = t.up;
-      for (int k = 0; k < MK_DEV_TREE_DOWN; k++) h->treeDown[k] = t.down[k];
-      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, ringRanks), stream));
-      ex->treeSynced[c] = 1;
-    }
-    uint8_t* synced = ex->synced[c];
-    int n = comm->nRanks;
-    for (int p = 0; p < n; p++) {
-      channel_peer_t* peer = &ch->peers[p];
-      const connector_t* conns[MK_DEV_CONN_KINDS] = {&peer->send[MK_CONN_COLL], &peer->recv[MK_CONN_COLL],
-                                                     &peer->send[MK_CONN_P2P], &peer->recv[MK_CONN_P2P]};
-      for (int k = 0; k < MK_DEV_CONN_KINDS; k++)
-        MK_CHECK(gpu_conn_sync(ex, &synced[k * MK_DEV_MAX_RANKS + p], MK_DEV_CONN(h, k, n, p), MK_DEV_CONN(d, k, n, p),
-                               conns[k], stream));
+    MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][0], &h->ringSend, &d->ringSend, &ch->peers[ch->ring.next].send[MK_CONN_COLL], stream));
+    MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][1], &h->ringRecv, &d->ringRecv, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], stream));
+    for (int p = 0; p < comm->nRanks; p++) {
+      MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][2 + p], &h->p2pSend[p], &d->p2pSend[p], &ch->peers[p].send[MK_CONN_P2P], stream));
+      MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][2 + MK_DEV_MAX_RANKS + p], &h->p2pRecv[p], &d->p2pRecv[p],
+                             &ch->peers[p].recv[MK_CONN_P2P], stream));
     }
   }
   if (wait) {
@@ -585,12 +560,10 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured) {
   const cuda_gpu_t* g = ex->g;
   uint32_t bytes = (uint32_t)(n * sizeof(mk_work_t));
-  /* The kernels run rings, and trees for AllReduce. */
+  /* The kernels run rings only so far (device/common/coll_tree.h is not wired in). */
   for (int i = 0; i < n; i++)
-    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING &&
-        !(works[i].algo == MK_ALGO_TREE && works[i].coll == MK_COLL_ALLREDUCE))
-      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported for collective %d",
-                     works[i].algo, works[i].coll);
+    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
+      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings only)", works[i].algo);
   if (captured) return gpu_launch_captured(ex, works, n, nChannels, stream);
   MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
   uint32_t offset = ex->fifo.produced;

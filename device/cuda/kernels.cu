@@ -1,5 +1,5 @@
-/* The GPU executor: one CTA per channel, the same ring and tree schedules
- * and connection FIFO protocol as the host executor (device/common), Simple
+/* The GPU executor: one CTA per channel, the same ring schedules and
+ * connection FIFO protocol as the host executor (device/common), Simple
  * protocol with 16-byte vector accesses. Compiled to a fatbin that the core
  * loads through the driver at run time (no CUDA runtime dependency). */
 #include <stdint.h>
@@ -39,16 +39,9 @@ static __device__ __forceinline__ void mk_status(volatile uint64_t* st, int word
   if (st) st[word] = v;
 }
 
-/* Peers one primitive reads from or writes to at most: a ring has one each
- * way, a binary tree node two children. */
-#define MK_PRIMS_MAX_PEERS MK_DEV_TREE_DOWN
-
 struct mk_prims {
-  mk_dev_conn_t* recv[MK_PRIMS_MAX_PEERS]; /* received inputs are combined in this order */
-  mk_dev_conn_t* send[MK_PRIMS_MAX_PEERS]; /* every send gets the same data */
-  int nRecv, nSend;
-  mk_dev_channel_t* ch; /* whose connections MK_PRIMS_BIND picks */
-  int nRanks;           /* the communicator's: the channel's connections per kind */
+  mk_dev_conn_t* recv; /* NULL when unused */
+  mk_dev_conn_t* send;
   int chunkSteps, sliceSteps, stepSize;
   int type, op;
   uint64_t scalar;
@@ -137,11 +130,10 @@ static __device__ void mk_data_op(int op, int tid, int n, const char* a, const c
 }
 
 /* Move or combine nelem elements: a copy when there is one input and no
- * arithmetic; else the typed loop. `op` is p's, or its fold (below). */
-static __device__ __noinline__ void mk_move(const mk_prims& p, int op, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
-                               int post) {
+ * arithmetic; else the typed loop. */
+static __device__ void mk_move(const mk_prims& p, const char* a, const char* b, char* d0, char* d1, int64_t nelem, int post) {
   int tid = threadIdx.x, n = blockDim.x;
-  bool arith = (a && b) || (b && op == MK_OP_PREMULSUM) || (post && op == MK_OP_SUMPOSTDIV);
+  bool arith = (a && b) || (b && p.op == MK_OP_PREMULSUM) || (post && p.op == MK_OP_SUMPOSTDIV);
   if (!arith) {
     const char* src = a ? a : b;
     if (d1 == src) d1 = nullptr;
@@ -150,30 +142,26 @@ static __device__ __noinline__ void mk_move(const mk_prims& p, int op, const cha
     return;
   }
   switch (p.type) {
-    case ncclInt8: mk_data_op<int8_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclUint8: mk_data_op<uint8_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclInt32: mk_data_op<int32_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclUint32: mk_data_op<uint32_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclInt64: mk_data_op<int64_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclUint64: mk_data_op<uint64_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat16: mk_data_op<__half>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat32: mk_data_op<float>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat64: mk_data_op<double>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclBfloat16: mk_data_op<__nv_bfloat16>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat8e4m3: mk_data_op<__nv_fp8_e4m3>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat8e5m2: mk_data_op<__nv_fp8_e5m2>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclInt8: mk_data_op<int8_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint8: mk_data_op<uint8_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclInt32: mk_data_op<int32_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint32: mk_data_op<uint32_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclInt64: mk_data_op<int64_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint64: mk_data_op<uint64_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat16: mk_data_op<__half>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat32: mk_data_op<float>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat64: mk_data_op<double>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclBfloat16: mk_data_op<__nv_bfloat16>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat8e4m3: mk_data_op<__nv_fp8_e4m3>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat8e5m2: mk_data_op<__nv_fp8_e5m2>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
   }
 }
-
-/* The op for folding a further input into a partial result: both are
- * already pre-multiplied (as is the output a raw primitive sends). */
-static __device__ __forceinline__ int mk_fold_op(int op) { return op == MK_OP_PREMULSUM ? MK_OP_SUM : op; }
 
 #ifdef MKCCL_KERNEL_UNPACK
 /* The receive at the handle's head, by the whole block; thread 0 moves the
  * head on once every thread is done with it. */
-static __device__ void mk_unpack(mk_prims* p, mk_dev_conn_t* c, char* slot, int64_t bytes) {
-  void* h = c->netDevHandle;
+static __device__ void mk_unpack(mk_prims* p, char* slot, int64_t bytes) {
+  void* h = p->recv->netDevHandle;
   uint64_t head = mkcclNetDevUnpackHead_v1(h);
   mkcclNetDevUnpack_v1(h, head, slot, (int)bytes, p->unpackScratch, threadIdx.x, blockDim.x);
   __threadfence(); /* the slot's bytes before the block reads them */
@@ -184,33 +172,29 @@ static __device__ void mk_unpack(mk_prims* p, mk_dev_conn_t* c, char* slot, int6
 #endif
 
 /* One chunk (exactly chunkSteps steps on each connection used). Returns
- * non-zero when aborted. A receiving primitive combines what every recv
- * connection brings (with the local input when it reads one); a sending
- * one writes the result to every send connection. */
+ * non-zero when aborted. */
 static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
-  int nRecv = mk_prim_recvs(prim) ? p->nRecv : 0, nSend = mk_prim_sends(prim) ? p->nSend : 0;
+  bool recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
   bool useSrc = mk_prim_reads_src(prim), useDst = mk_prim_writes_dst(prim);
   int final = mk_prim_is_final(prim);
-  int fold = mk_fold_op(p->op);
   steps_shape_t s = {p->chunkSteps, p->sliceSteps, p->stepSize};
   int64_t chunkBytes = nelem * p->ts;
   int slices = steps_slices_per_chunk(s);
   int64_t done = 0;
   for (int slice = 0; slice < slices; slice++) {
     int64_t bytes = steps_slice_len(s, chunkBytes, slice);
+    uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
     if (threadIdx.x == 0) {
       bool ok = true;
       mk_status(p->status, MK_STATUS_TICKS, p->status ? p->status[MK_STATUS_TICKS] + 1 : 0);
       mk_status(p->status, MK_STATUS_PRIM, (uint64_t)prim | (uint64_t)slice << 8);
-      mk_status(p->status, MK_STATUS_RSTEP, nRecv ? p->recv[0]->step : 0);
-      mk_status(p->status, MK_STATUS_SSTEP, nSend ? p->send[0]->step : 0);
-      for (int i = 0; ok && i < nRecv; i++)
-        ok = mk_wait(p->recv[i]->tail, p->recv[i]->step + p->sliceSteps, p->abortFlag, p->status, p->timeoutNs);
+      mk_status(p->status, MK_STATUS_RSTEP, rstep);
+      mk_status(p->status, MK_STATUS_SSTEP, sstep);
+      if (recv) ok = mk_wait(p->recv->tail, rstep + p->sliceSteps, p->abortFlag, p->status, p->timeoutNs);
       /* A free slot: head within MKCCL_STEPS of the slice's end (no underflow at the start). */
-      for (int i = 0; ok && i < nSend; i++) {
-        uint64_t end = p->send[i]->step + p->sliceSteps;
-        ok = mk_wait(p->send[i]->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status, p->timeoutNs);
-      }
+      uint64_t end = sstep + p->sliceSteps;
+      if (ok && send)
+        ok = mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status, p->timeoutNs);
       if (!ok) *p->aborted = 1;
     }
     __syncthreads();
@@ -218,49 +202,33 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
 #ifdef MKCCL_KERNEL_UNPACK
     /* One net receive per slice: its pages go from the bounce buffer into
      * the slot before anyone reads it (the host executor does the same). */
-    for (int i = 0; i < nRecv; i++)
-      if (p->recv[i]->netDevHandle) mk_unpack(p, p->recv[i], mk_recv_ptr(p->recv[i], p->recv[i]->step), bytes);
+    if (recv && p->recv->netDevHandle) mk_unpack(p, mk_recv_ptr(p->recv, rstep), bytes);
 #endif
     if (bytes > 0) {
-      const char* in = nRecv ? mk_recv_ptr(p->recv[0], p->recv[0]->step) : nullptr;
-      char* out = nSend ? mk_send_ptr(p->send[0], p->send[0]->step) : nullptr;
+      const char* in = recv ? mk_recv_ptr(p->recv, rstep) : nullptr;
+      char* out = send ? mk_send_ptr(p->send, sstep) : nullptr;
       const char* mine = useSrc ? src + done : nullptr;
       char* user = useDst ? dst + done : nullptr;
       char* d0 = out ? out : user;
       char* d1 = out ? user : nullptr;
-      int64_t n = bytes / p->ts;
-      if (d0) {
-        /* The first input with the local one, then each further input into that. */
-        mk_move(*p, mk_prim_is_raw(prim) ? fold : p->op, in, mine, d0, d1, n, final && nRecv <= 1);
-        for (int i = 1; i < nRecv; i++) {
-          __syncthreads();
-          mk_move(*p, fold, mk_recv_ptr(p->recv[i], p->recv[i]->step), d0, d0, d1, n, final && i == nRecv - 1);
-        }
-        for (int i = 1; i < nSend; i++) {
-          __syncthreads();
-          mk_copy(threadIdx.x, blockDim.x, d0, mk_send_ptr(p->send[i], p->send[i]->step), nullptr, bytes);
-        }
-      }
+      if (d0) mk_move(*p, in, mine, d0, d1, bytes / p->ts, final);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
       __threadfence_system();
-      for (int i = 0; i < nRecv; i++) {
-        mk_dev_conn_t* c = p->recv[i];
-        uint64_t step = c->step;
-        if (c->connFifo && (c->flags & MKCCL_CONN_USE_FIFO)) c->connFifo[step % MKCCL_STEPS].size = -1;
-        mk_st_release(c->head, step + p->sliceSteps);
-        c->step = step + p->sliceSteps;
+      if (recv) {
+        if (p->recv->connFifo && (p->recv->flags & MKCCL_CONN_USE_FIFO))
+          p->recv->connFifo[rstep % MKCCL_STEPS].size = -1;
+        mk_st_release(p->recv->head, rstep + p->sliceSteps);
+        p->recv->step = rstep + p->sliceSteps;
       }
-      for (int i = 0; i < nSend; i++) {
-        mk_dev_conn_t* c = p->send[i];
-        uint64_t step = c->step;
-        if (c->connFifo && (c->flags & MKCCL_CONN_USE_FIFO)) {
-          *(volatile int64_t*)&c->connFifo[step % MKCCL_STEPS].size = bytes;
+      if (send) {
+        if (p->send->connFifo && (p->send->flags & MKCCL_CONN_USE_FIFO)) {
+          *(volatile int64_t*)&p->send->connFifo[sstep % MKCCL_STEPS].size = bytes;
           __threadfence_system();
         }
-        mk_st_release(c->tail, step + p->sliceSteps);
-        c->step = step + p->sliceSteps;
+        mk_st_release(p->send->tail, sstep + p->sliceSteps);
+        p->send->step = sstep + p->sliceSteps;
       }
     }
     __syncthreads();
@@ -269,43 +237,15 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
   return 0;
 }
 
-/* Round a connection's step counter up to the chunk boundary: every
- * operation starts on a fresh chunk (the proxy does the same). A receiver
- * hands the slots the rounding skipped back at once, as the host executor
- * does: they were never sent. */
-static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps, bool isRecv) {
-  if (c && threadIdx.x == 0) {
-    uint64_t step = c->step, base = steps_op_base(step, chunkSteps);
-    if (isRecv && base != step) mk_st_release(c->head, base);
-    c->step = base;
-  }
-  __syncthreads();
-}
-
-/* Point the prims at the collective connections from recvPeers and to
- * sendPeers (ranks) and start a new operation on them (coll_tree.h). */
-static __device__ int mk_bind(mk_prims* p, const int* recvPeers, int nRecv, const int* sendPeers, int nSend) {
-  if (nRecv > MK_PRIMS_MAX_PEERS || nSend > MK_PRIMS_MAX_PEERS) return 1;
-  p->nRecv = nRecv;
-  p->nSend = nSend;
-  for (int i = 0; i < nRecv; i++) {
-    p->recv[i] = MK_DEV_CONN(p->ch, MK_DEV_COLL_RECV, p->nRanks, recvPeers[i]);
-    mk_begin(p->recv[i], p->chunkSteps, true);
-  }
-  for (int i = 0; i < nSend; i++) {
-    p->send[i] = MK_DEV_CONN(p->ch, MK_DEV_COLL_SEND, p->nRanks, sendPeers[i]);
-    mk_begin(p->send[i], p->chunkSteps, false);
-  }
-  if (nRecv || nSend) p->stepSize = (nRecv ? p->recv[0] : p->send[0])->stepSize;
-  return 0;
-}
-
 #define MK_ALGO_FN static __device__
 #define MK_PRIMS_T mk_prims
 #define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_chunk((p), (prim), (const char*)(src), (char*)(dst), (nelem))
-#define MK_PRIMS_BIND(p, ctx, recvPeers, nRecv, sendPeers, nSend) mk_bind((p), (recvPeers), (nRecv), (sendPeers), (nSend))
 #include "device/common/coll_ring.h"
-#include "device/common/coll_tree.h"
+
+static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
+  if (c && threadIdx.x == 0) c->step = steps_op_base(c->step, chunkSteps);
+  __syncthreads();
+}
 
 static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* base, int bid) {
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
@@ -314,20 +254,18 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_p
   sp.ts = rp.ts = 1;
   sp.type = rp.type = ncclUint8;
   sp.op = rp.op = MK_OP_SUM;
-  sp.nRecv = sp.nSend = rp.nRecv = rp.nSend = 0;
+  sp.recv = sp.send = rp.recv = rp.send = nullptr;
   if (w->sendBytes >= 0) {
     coll_p2p_part(w->sendBytes, w->nChannels, bid, chunk, &sendOff, &sendLen, &sendChunks);
-    sp.send[0] = MK_DEV_CONN(ch, MK_DEV_P2P_SEND, base->nRanks, w->sendPeer);
-    sp.nSend = 1;
-    sp.stepSize = sp.send[0]->stepSize;
-    mk_begin(sp.send[0], 1, false);
+    sp.send = &ch->p2pSend[w->sendPeer];
+    sp.stepSize = sp.send->stepSize;
+    mk_begin(sp.send, 1);
   }
   if (w->recvBytes >= 0) {
     coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
-    rp.recv[0] = MK_DEV_CONN(ch, MK_DEV_P2P_RECV, base->nRanks, w->recvPeer);
-    rp.nRecv = 1;
-    rp.stepSize = rp.recv[0]->stepSize;
-    mk_begin(rp.recv[0], 1, true);
+    rp.recv = &ch->p2pRecv[w->recvPeer];
+    rp.stepSize = rp.recv->stepSize;
+    mk_begin(rp.recv, 1);
   }
   for (int i = 0; i < sendChunks || i < recvChunks; i++) {
     int64_t off = (int64_t)i * chunk;
@@ -356,12 +294,16 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.aborted = aborted;
   p.status = comm->status ? comm->status + (size_t)channel * MK_DEV_STATUS_WORDS : nullptr;
   p.unpackScratch = scratch;
-  p.ch = ch;
-  p.nRanks = comm->nRanks;
-  p.nRecv = p.nSend = 0;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
-  /* (Send/Recv to itself never comes here: the planner copies on the stream.) */
+  if (w->coll == MK_COLL_SENDRECV && w->sendPeer == comm->rank && w->recvPeer == comm->rank) {
+    /* To myself: a copy, this channel's part. */
+    int64_t off, len;
+    int chunks;
+    coll_p2p_part(w->sendBytes, w->nChannels, bid, w->chunkSize, &off, &len, &chunks);
+    if (len > 0) mk_copy(threadIdx.x, blockDim.x, (const char*)w->sendbuff + off, (char*)w->recvbuff + off, nullptr, len);
+    return;
+  }
   if (w->coll == MK_COLL_SENDRECV) {
     mk_run_p2p(ch, w, &p, bid);
     return;
@@ -371,13 +313,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
     int64_t off, len;
     int chunks;
     coll_p2p_part((int64_t)w->count * p.ts, w->nChannels, bid, w->chunkSize, &off, &len, &chunks);
-    if (len > 0) mk_move(p, p.op, nullptr, (const char*)w->sendbuff + off, (char*)w->recvbuff + off, nullptr, len / p.ts, 1);
-    return;
-  }
-  if (w->algo == MK_ALGO_TREE) {
-    mk_tree_ctx_t t;
-    coll_tree_ctx_init(&t, ch->treeUp, ch->treeDown, bid, w->chunkSize, p.ts, ch);
-    coll_tree_run(&p, w, &t);
+    if (len > 0) mk_move(p, nullptr, (const char*)w->sendbuff + off, (char*)w->recvbuff + off, nullptr, len / p.ts, 1);
     return;
   }
   mk_ring_ctx_t c;
@@ -390,7 +326,11 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   c.chunkElems = w->chunkSize / p.ts;
   int recvs, sends;
   coll_ring_uses(&c, w, &recvs, &sends);
-  if (mk_bind(&p, &ch->ringPrev, recvs != 0, &ch->ringNext, sends != 0)) return;
+  p.recv = recvs ? &ch->ringRecv : nullptr;
+  p.send = sends ? &ch->ringSend : nullptr;
+  p.stepSize = (p.recv ? p.recv : p.send) ? (p.recv ? p.recv : p.send)->stepSize : 0;
+  mk_begin(p.recv, chunkSteps);
+  mk_begin(p.send, chunkSteps);
   coll_ring_run(&p, w, &c);
 }
 
@@ -403,7 +343,7 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS) mkccl_kernel(mk_
   char* scratch = nullptr;
 #endif
   int channel = (int)args.channelLo + (int)blockIdx.x;
-  mk_dev_channel_t* ch = mk_dev_channel(args.comm, args.comm->channelBytes, channel);
+  mk_dev_channel_t* ch = &args.comm->channels[channel];
   if (threadIdx.x == 0) {
     aborted = 0;
     if (args.comm->status) args.comm->status[channel * MK_DEV_STATUS_WORDS + MK_STATUS_TICKS] += 1000000;

@@ -191,6 +191,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
   pp.profGroup = plan_profile_group_start(comm);
+  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream, capturing), res, out);
   /* Few items (the usual case) are planned on the stack. */
   size_t nMax = (size_t)tasks->n + (size_t)comm->nRanks + 1;
   works = nMax <= sizeof(local) / sizeof(local[0]) ? local : calloc(nMax, sizeof(mk_work_t));
@@ -225,8 +226,6 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   MK_CHECK_GOTO(plan_p2p(comm, tasks, works + nColl, &nWorks, &pp), res, out);
   nWorks += nColl;
   if (nWorks == 0) goto out;
-  /* Connections made while planning (p2p peers, a first tree) reach the device before the kernel. */
-  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream, capturing), res, out);
   /* Captured: the graph's host node posts the proxy ops at every replay. */
   if (capturing && pp.nOps > 0) MK_CHECK_GOTO(plan_graph_capture_ops(comm, &pp, stream), res, out);
   plan_proxy_post(&pp);

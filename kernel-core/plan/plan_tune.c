@@ -16,17 +16,17 @@
 #include "tune/tune.h"
 
 /* What the executors run: the host one rings and trees (AllReduce,
- * Broadcast, Reduce), the GPU one rings and trees for AllReduce; Simple
- * protocol only, so far. Where the model or a tuner plugin prefers a tree
- * the executor lacks (a GPU Broadcast or Reduce), the ring runs instead and
- * tune_decide logs that once per communicator (NCCL_ALGO=tree alone is an
- * error there, as for any collective without a tree). */
+ * Broadcast, Reduce), the GPU one rings; Simple protocol only, so far. A
+ * GPU communicator thus never plans a tree: where the model or a tuner
+ * plugin prefers one, the ring runs instead and tune_decide logs that once
+ * per communicator (NCCL_ALGO=tree alone is an error there, as for any
+ * collective without a tree). */
 static void plan_tune_supported(const struct ncclComm* comm, int coll,
                                 int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
   supported[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
-  int treeColl = coll == MK_COLL_ALLREDUCE || (comm->cudaDev < 0 && (coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE));
-  if (treeColl) supported[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
+  if (comm->cudaDev < 0 && (coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE))
+    supported[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
 }
 
 /* NCCL's nBytes: AllGather and ReduceScatter count the whole buffer. */

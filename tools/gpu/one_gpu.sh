@@ -110,16 +110,6 @@ t gpu_thread2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu
 t gpu_proc2_p2p 60 $G -- $C/bin/test_gpu_coll proc 2 quick
 t gpu_proc2_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
 t gpu_proc2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
-# Tree AllReduce in the kernels: 2 ranks, then 4 (interior nodes with two children), P2P, SHM, NET.
-TR="NCCL_ALGO=allreduce:tree NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING"
-t gpu_tree_proc2_p2p 90 $G $TR -- $C/bin/test_gpu_coll proc 2 quick
-t gpu_tree_thread2_shm 90 $G $TR NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
-t gpu_tree_proc4_p2p 150 $G $TR -- $C/bin/test_gpu_coll proc 4 quick
-t gpu_tree_proc4_shm 150 $G $TR NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 4 quick
-t gpu_tree_proc4_net 150 $G $TR NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll proc 4 quick
-for c in gpu_tree_proc2_p2p gpu_tree_thread2_shm gpu_tree_proc4_p2p gpu_tree_proc4_shm gpu_tree_proc4_net; do
-  need $c "-> Algo tree"
-done
 # A peer that never calls the collective: ncclRemoteError within MKCCL_TIMEOUT.
 t gpu_stuck_p2p 60 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_coll stuck 2
 t gpu_stuck_shm 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll stuck 2
