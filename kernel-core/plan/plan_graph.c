@@ -22,9 +22,7 @@ void plan_graph_replay(void* arg) {
   for (int i = 0; i < g->nOps; i++) {
     proxy_op_t* op;
     if (proxy_op_alloc(&op) != ncclSuccess) {
-      int expected = 0;
-      atomic_compare_exchange_strong(&g->client->error, &expected, (int)ncclSystemError);
-      if (g->client->abortFlag) __atomic_store_n(g->client->abortFlag, 1, __ATOMIC_RELEASE);
+      proxy_client_fail(g->client, ncclSystemError);
       MK_WARN("Rank %d: graph replay: out of memory for proxy op %d of %d; communicator aborted", g->client->rank,
               i, g->nOps);
       return;

@@ -66,6 +66,10 @@ int proxy_progress_help(void);
 
 /* All ops posted by this client are done. */
 int proxy_client_drained(proxy_client_t* client);
+/* The client failed: `res` becomes its error (unless it has one already)
+ * and its abort flag goes up, so its executors stop waiting and its ops are
+ * dropped; the error becomes the communicator's async error. */
+void proxy_client_fail(proxy_client_t* client, ncclResult_t res);
 /* ncclSuccess, or the first error a transport reported for this client. */
 ncclResult_t proxy_client_error(proxy_client_t* client);
 

@@ -67,9 +67,7 @@ static void proxy_loop_finish(proxy_op_t* op) {
   if (c) atomic_fetch_add_explicit(&c->opsDone, 1, memory_order_release);
 }
 
-/* A transport error ends the client's ops and raises its abort flag so its
- * executors stop waiting; the error becomes the communicator's async error. */
-static void proxy_loop_fail(proxy_client_t* c, ncclResult_t res) {
+void proxy_client_fail(proxy_client_t* c, ncclResult_t res) {
   if (!c) return;
   int expected = 0;
   atomic_compare_exchange_strong(&c->error, &expected, (int)res);
@@ -94,7 +92,7 @@ int proxy_loop_round(proxy_loop_t* loop, int* idleOut) {
       ncclResult_t res = op->progress(op->tctx, &op->args);
       if (tracked) profile_proxy_observe(&op->args);
       if (res != ncclSuccess) {
-        proxy_loop_fail(c, res);
+        proxy_client_fail(c, res);
         drop = 1;
       } else {
         if (!op->args.idle) {

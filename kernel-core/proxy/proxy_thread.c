@@ -199,9 +199,7 @@ ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what) {
         MK_WARN("proxy: rank %d: %s: %llu queued op(s) made no progress for %lld s (MKCCL_TIMEOUT): a peer died "
                 "or stopped; dropping them, the communicator is aborted",
                 client->rank, what, (unsigned long long)left, (long long)client->timeoutSec);
-        int expected = 0;
-        atomic_compare_exchange_strong(&client->error, &expected, (int)ncclRemoteError);
-        if (client->abortFlag) __atomic_store_n(client->abortFlag, 1, __ATOMIC_RELEASE);
+        proxy_client_fail(client, ncclRemoteError);
         gaveUp = 1; /* the loop drops them at its next round */
       }
     }
