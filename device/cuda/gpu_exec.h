@@ -44,11 +44,13 @@ void gpu_exec_capture_end(int prevMode);
  * for the graph's replays (freed with the executor). */
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured);
 
-/* Copy `bytes` from src to dst on `stream` (a one-rank collective). */
 /* fn(arg) on a CUDA thread once the stream's earlier work is done; inside a
  * capture it becomes a host node of the graph, run at every replay. fn must
  * not call CUDA. */
 ncclResult_t gpu_exec_host_call(gpu_exec_t* ex, void* stream, void (*fn)(void*), void* arg);
+
+/* Copy `bytes` from src to dst on `stream` (a one-rank collective, a
+ * Send/Recv to itself). */
 ncclResult_t gpu_exec_copy(gpu_exec_t* ex, void* dst, const void* src, size_t bytes, void* stream);
 
 /* Whether a kernel gave up waiting on a peer (MKCCL_TIMEOUT without
