@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "base/err.h"
 #include "device/common/work.h"
 
 #include "device/common/sched_ring.h"
@@ -65,6 +66,43 @@ static ncclResult_t host_prims_wait_send(host_prims_t* p, host_conn_t* c, uint64
   return host_prims_wait_end(p, w, "a free slot from a send peer");
 }
 
+/* A recv connection's current slice, once published (and, with a device
+ * offload, unpacked into its slots): where its data is. */
+static ncclResult_t host_prims_slice_in(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char** in) {
+  uint64_t step = *c->step;
+  if (host_prims_wait_recv(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+  /* Device offload: the slice's receive landed elsewhere (UNPACK: pages in
+   * a bounce buffer); bring it into its slots first. */
+  if (c->info->netDeviceHandle &&
+      netdev_host_unpack(c->info->netDeviceHandle, host_prims_recv_ptr(c, step, s.stepSize),
+                         (size_t)s.stepSize * (size_t)s.sliceSteps) != ncclSuccess)
+    return ncclInternalError;
+  *in = host_prims_recv_ptr(c, step, s.stepSize);
+  return ncclSuccess;
+}
+
+/* A send connection's current slice, once free: where to write it. */
+static ncclResult_t host_prims_slice_out(host_prims_t* p, host_conn_t* c, steps_shape_t s, char** out) {
+  uint64_t step = *c->step;
+  if (host_prims_wait_send(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+  *out = host_prims_send_ptr(c, step, s.stepSize);
+  return ncclSuccess;
+}
+
+/* Done with a received slice: its slots go back to the sender. */
+static void host_prims_slice_release(host_conn_t* c, steps_shape_t s) {
+  uint64_t step = *c->step;
+  conn_fifo_release(host_prims_fifo(c), c->info->head, step, s.sliceSteps);
+  *c->step = step + s.sliceSteps;
+}
+
+/* A written slice of `bytes` goes to the receiver. */
+static void host_prims_slice_publish(host_conn_t* c, steps_shape_t s, int64_t bytes) {
+  uint64_t step = *c->step;
+  conn_fifo_publish(host_prims_fifo(c), c->info->tail, step, s.sliceSteps, bytes);
+  *c->step = step + s.sliceSteps;
+}
+
 /* The op for folding a further received input into a partial result:
  * both are already pre-multiplied, and only the last fold is final. */
 static host_redop_t host_prims_fold_op(const host_redop_t* r) {
@@ -99,35 +137,13 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
     int64_t bytes = steps_slice_len(s, chunkBytes, slice);
     const char* in[HOST_PRIMS_MAX_PEERS];
     char* out[HOST_PRIMS_MAX_PEERS];
-    for (int i = 0; i < nRecv; i++) {
-      uint64_t step = *p->recv[i].step;
-      if (host_prims_wait_recv(p, &p->recv[i], step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
-      /* Device offload: the slice's receive landed elsewhere (UNPACK: pages
-       * in a bounce buffer); bring it into its slots first. */
-      if (p->recv[i].info->netDeviceHandle &&
-          netdev_host_unpack(p->recv[i].info->netDeviceHandle, host_prims_recv_ptr(&p->recv[i], step, s.stepSize),
-                             (size_t)s.stepSize * (size_t)s.sliceSteps) != ncclSuccess)
-        return ncclInternalError;
-      in[i] = host_prims_recv_ptr(&p->recv[i], step, s.stepSize);
-    }
-    for (int i = 0; i < nSend; i++) {
-      uint64_t step = *p->send[i].step;
-      if (host_prims_wait_send(p, &p->send[i], step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
-      out[i] = host_prims_send_ptr(&p->send[i], step, s.stepSize);
-    }
+    for (int i = 0; i < nRecv; i++) MK_CHECK(host_prims_slice_in(p, &p->recv[i], s, &in[i]));
+    for (int i = 0; i < nSend; i++) MK_CHECK(host_prims_slice_out(p, &p->send[i], s, &out[i]));
     if (bytes > 0)
       host_prims_move(p, in, nRecv, useSrc ? (const char*)src + done : NULL, out, nSend,
                       useDst ? (char*)dst + done : NULL, bytes, final, mk_prim_is_raw(prim));
-    for (int i = 0; i < nRecv; i++) {
-      uint64_t step = *p->recv[i].step;
-      conn_fifo_release(host_prims_fifo(&p->recv[i]), p->recv[i].info->head, step, s.sliceSteps);
-      *p->recv[i].step = step + s.sliceSteps;
-    }
-    for (int i = 0; i < nSend; i++) {
-      uint64_t step = *p->send[i].step;
-      conn_fifo_publish(host_prims_fifo(&p->send[i]), p->send[i].info->tail, step, s.sliceSteps, bytes);
-      *p->send[i].step = step + s.sliceSteps;
-    }
+    for (int i = 0; i < nRecv; i++) host_prims_slice_release(&p->recv[i], s);
+    for (int i = 0; i < nSend; i++) host_prims_slice_publish(&p->send[i], s, bytes);
     done += bytes;
   }
   return ncclSuccess;
@@ -142,14 +158,15 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
   /* Out: pre-multiplied once into the first slot, copied to the others. */
   const char* mine = NULL;
   for (int i = 0; i < p->nSend; i++) {
-    uint64_t step = *p->send[i].step;
-    if (host_prims_wait_send(p, &p->send[i], step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
-    char* out = host_prims_send_ptr(&p->send[i], step, s.stepSize);
-    if (i == 0) host_reduce_copy(&p->redop, out, NULL, NULL, src, n, 0);
-    else memcpy(out, mine, bytes);
-    if (i == 0) mine = out;
-    conn_fifo_publish(host_prims_fifo(&p->send[i]), p->send[i].info->tail, step, s.sliceSteps, (int64_t)bytes);
-    *p->send[i].step = step + s.sliceSteps;
+    char* out;
+    MK_CHECK(host_prims_slice_out(p, &p->send[i], s, &out));
+    if (i == 0) {
+      host_reduce_copy(&p->redop, out, NULL, NULL, src, n, 0);
+      mine = out;
+    } else {
+      memcpy(out, mine, bytes);
+    }
+    host_prims_slice_publish(&p->send[i], s, (int64_t)bytes);
   }
   /* In: every rank's input in rank order, this rank's at minePos. */
   const char* in[HOST_PRIMS_MAX_PEERS + 1];
@@ -158,24 +175,13 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
       in[i] = mine;
       continue;
     }
-    host_conn_t* c = &p->recv[k++];
-    uint64_t step = *c->step;
-    if (host_prims_wait_recv(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
-    if (c->info->netDeviceHandle &&
-        netdev_host_unpack(c->info->netDeviceHandle, host_prims_recv_ptr(c, step, s.stepSize),
-                           (size_t)s.stepSize * (size_t)s.sliceSteps) != ncclSuccess)
-      return ncclInternalError;
-    in[i] = host_prims_recv_ptr(c, step, s.stepSize);
+    MK_CHECK(host_prims_slice_in(p, &p->recv[k++], s, &in[i]));
   }
   /* All inputs are pre-multiplied: fold them left to right; the last fold is final. */
   host_redop_t fold = host_prims_fold_op(&p->redop);
   int total = p->nRecv + 1;
   host_reduce_copy(&fold, dst, NULL, in[0], in[1], n, total == 2);
   for (int i = 2; i < total; i++) host_reduce_copy(&fold, dst, NULL, dst, in[i], n, i == total - 1);
-  for (int i = 0; i < p->nRecv; i++) {
-    uint64_t step = *p->recv[i].step;
-    conn_fifo_release(host_prims_fifo(&p->recv[i]), p->recv[i].info->head, step, s.sliceSteps);
-    *p->recv[i].step = step + s.sliceSteps;
-  }
+  for (int i = 0; i < p->nRecv; i++) host_prims_slice_release(&p->recv[i], s);
   return ncclSuccess;
 }
