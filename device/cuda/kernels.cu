@@ -296,14 +296,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.unpackScratch = scratch;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
-  if (w->coll == MK_COLL_SENDRECV && w->sendPeer == comm->rank && w->recvPeer == comm->rank) {
-    /* To myself: a copy, this channel's part. */
-    int64_t off, len;
-    int chunks;
-    coll_p2p_part(w->sendBytes, w->nChannels, bid, w->chunkSize, &off, &len, &chunks);
-    if (len > 0) mk_copy(threadIdx.x, blockDim.x, (const char*)w->sendbuff + off, (char*)w->recvbuff + off, nullptr, len);
-    return;
-  }
+  /* (Send/Recv to itself never comes here: the planner copies on the stream.) */
   if (w->coll == MK_COLL_SENDRECV) {
     mk_run_p2p(ch, w, &p, bid);
     return;
