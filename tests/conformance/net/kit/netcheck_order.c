@@ -44,7 +44,6 @@ typedef struct {
   void* mh;
   uint8_t* buf;
   void* reqs[NC_ORDER_MAX];
-  int done[NC_ORDER_MAX];
 } nc_order_conn_t;
 
 static void nc_order_close(netcheck_role_t* r, nc_order_conn_t* c, int n, int isRecv) {
@@ -72,7 +71,6 @@ static int nc_order_wait_all(netcheck_role_t* r, nc_order_conn_t* c, int m, size
       ncclResult_t res = r->plugin.net->test(c[k].reqs[i], &fin, &got);
       if (res != ncclSuccess) return !netcheck_check(r, 0, "match", "connection %d receive %d: test returned %d", k, i, (int)res);
       if (!fin) continue;
-      c[k].done[i] = 1;
       next[k]++;
       left--;
       size_t want = nc_order_size(k, i, cap);
