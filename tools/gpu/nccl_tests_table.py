@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Checks and compares nccl-tests runs made by one_gpu.sh section T.
+"""Checks and compares nccl-tests-style runs made by the GPU check scripts
+(one_gpu.sh and multi_gpu.sh: NVIDIA's nccl-tests, and mkccl-perf-gpu).
 
-For each program P it reads LOGDIR/nt_P_mkccl.log and LOGDIR/nt_P_nccl.log
-(the programs' stdout+stderr) and the loader traces LOGDIR/nt_P_<lib>.ld.*
-(LD_DEBUG=libs), then:
+For each program P it reads LOGDIR/PREFIX_P_mkccl.log and
+LOGDIR/PREFIX_P_nccl.log (the programs' stdout+stderr; PREFIX is nt unless
+--prefix says) and the loader traces LOGDIR/PREFIX_P_<lib>.ld.* (LD_DEBUG=libs),
+then:
   - checks every result row: #wrong is 0 (or N/A, for the in-place half of
     sendrecv and alltoall, which nccl-tests does not check) in both halves;
   - checks the footer said "Out of bounds values : 0 OK";
@@ -12,7 +14,8 @@ For each program P it reads LOGDIR/nt_P_mkccl.log and LOGDIR/nt_P_nccl.log
   - prints one table per program, out-of-place results side by side.
 Exit 1 if any check fails or a log is missing or has no rows.
 
-    tools/gpu/nccl_tests_table.py LOGDIR MKCCL_LIB NCCL_LIB PROGRAM...
+    tools/gpu/nccl_tests_table.py [--prefix PREFIX] [--label TEXT] LOGDIR MKCCL_LIB NCCL_LIB PROGRAM...
+--label says what ran (default "1 rank"), in each table's title.
 """
 import glob
 import os
@@ -42,10 +45,10 @@ def parse(path):
     return rows, oob, text
 
 
-def loaded_nccl(logdir, prog, lib):
+def loaded_nccl(logdir, prefix, prog, lib):
     """The libnccl the run's processes initialised, from the LD_DEBUG traces."""
     found = set()
-    for fn in glob.glob(os.path.join(logdir, f"nt_{prog}_{lib}.ld.*")):
+    for fn in glob.glob(os.path.join(logdir, f"{prefix}_{prog}_{lib}.ld.*")):
         for line in open(fn, errors="replace"):
             m = re.search(r"calling init: (\S*libnccl\.so[^\s]*)", line)
             if m:
@@ -65,16 +68,23 @@ def human(n):
 
 
 def main():
-    if len(sys.argv) < 5:
+    argv, prefix, label = sys.argv[1:], "nt", "1 rank"
+    while argv and argv[0] in ("--prefix", "--label") and len(argv) > 1:
+        if argv[0] == "--prefix":
+            prefix = argv[1]
+        else:
+            label = argv[1]
+        argv = argv[2:]
+    if len(argv) < 4:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    logdir, mk_lib, nc_lib = sys.argv[1], os.path.realpath(sys.argv[2]), os.path.realpath(sys.argv[3])
+    logdir, mk_lib, nc_lib = argv[0], os.path.realpath(argv[1]), os.path.realpath(argv[2])
     want = {"mkccl": mk_lib, "nccl": nc_lib}
     bad = 0
-    for prog in sys.argv[4:]:
+    for prog in argv[3:]:
         res = {}
         for lib in LIBS:
-            path = os.path.join(logdir, f"nt_{prog}_{lib}.log")
+            path = os.path.join(logdir, f"{prefix}_{prog}_{lib}.log")
             rows, oob, text = parse(path)
             problems = []
             if not text:
@@ -88,18 +98,18 @@ def main():
                 problems.append("no 'Out of bounds values' footer (did it finish?)")
             elif oob:
                 problems.append(f"Out of bounds values: {oob}")
-            libs = loaded_nccl(logdir, prog, lib)
+            libs = loaded_nccl(logdir, prefix, prog, lib)
             if libs != [want[lib]]:
                 problems.append(f"loaded {libs or 'no libnccl (no loader trace)'}, expected {want[lib]}")
             res[lib] = rows
             state = "FAIL" if problems else "PASS"
-            print(f"{state} nt_{prog}_{lib}_check: {len(rows)} sizes, loaded {', '.join(libs) or '?'}"
+            print(f"{state} {prefix}_{prog}_{lib}_check: {len(rows)} sizes, loaded {', '.join(libs) or '?'}"
                   + (f" -- {'; '.join(problems)}" if problems else ", #wrong 0 everywhere"))
             bad += bool(problems)
         nc = {r[0]: r for r in res["nccl"]}
         if not res["mkccl"] and not nc:
             continue
-        print(f"  {prog}_perf, 1 rank, out-of-place: time (us), algbw/busbw (GB/s); "
+        print(f"  {prog}, {label}, out-of-place: time (us), algbw/busbw (GB/s); "
               "x = NCCL time / mkccl time (>1: mkccl faster)")
         print(f"  {'size':>6} | {'mkccl us':>9} {'algbw':>7} {'busbw':>7} | {'NCCL us':>9} {'algbw':>7} {'busbw':>7} | {'x':>6}")
         for r in res["mkccl"]:

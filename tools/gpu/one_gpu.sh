@@ -31,64 +31,8 @@
 # Logs go to $OUT (fetched back); stdout carries the summary.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-C=$PWD/.carry
-OUT_FINAL=${OUT:-/tmp/out}
-OUT=/tmp/one_gpu_logs   # logs here, packed into $OUT_FINAL/logs.tgz at the end (few files come back)
-rm -rf "$OUT"; mkdir -p "$OUT" "$OUT_FINAL"
-trap 'tar czf "$OUT_FINAL/logs.tgz" -C "$OUT" . 2>/dev/null' EXIT
+source tools/gpu/gpu_lib.sh
 ONLY=${ONE_GPU_ONLY:-AUBCT}
-T0=$SECONDS
-BUDGET=${ONE_GPU_BUDGET_S:-520}
-NCCL_DIR=${ONE_GPU_NCCL_DIR:-$(python3 -c "import nvidia.nccl,os;print(os.path.dirname(nvidia.nccl.__path__[0]+'/x'))" 2>/dev/null)}
-export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
-MK_LD=$C/lib:$C/deps:/usr/local/cuda/lib64
-NC_LD=$NCCL_DIR/lib:$C/deps:/usr/local/cuda/lib64
-P=$C/lib/mkccl
-echo "== $(nvidia-smi -L | head -2 | tr '\n' ';') NCCL at ${NCCL_DIR:-<none>}"
-nvidia-smi --query-gpu=name,driver_version,compute_mode,mig.mode.current --format=csv,noheader
-
-# While a case runs: after $1 s, the stacks of every process matching $2.
-stacks_after() {
-  sleep "$1"
-  command -v gdb >/dev/null || { echo "(no gdb: wchan only)" >> "$OUT/stacks_$3.txt"; }
-  for pid in $(pgrep -f "$2"); do
-    echo "=== pid $pid $(tr '\0' ' ' < /proc/$pid/cmdline | head -c 200)" >> "$OUT/stacks_$3.txt"
-    if command -v gdb >/dev/null; then
-      timeout 20 gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>&1 | grep -E "^#|^Thread" >> "$OUT/stacks_$3.txt"
-    else
-      for t in /proc/$pid/task/*; do echo "$(cat $t/comm) $(cat $t/wchan)" >> "$OUT/stacks_$3.txt"; done
-    fi
-  done
-}
-
-left() { echo $((BUDGET - (SECONDS - T0))); }
-fail=0
-# name, time limit, env..., -- command...
-t() {
-  local name=$1 lim=$2; shift 2
-  local envs=()
-  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
-  shift
-  [[ $name =~ ${ONE_GPU_CASES:-.} ]] || return 0
-  if (($(left) < lim)); then echo "SKIP $name (time)" | tee -a "$OUT/summary.txt"; return; fi
-  local t1=$SECONDS
-  env "${envs[@]}" timeout -s KILL "$lim" "$@" > "$OUT/$name.log" 2>&1
-  local rc=$?
-  if ((rc == 0)); then echo "PASS $name ($((SECONDS - t1)) s)" | tee -a "$OUT/summary.txt"
-  else
-    echo "FAIL $name rc=$rc ($((SECONDS - t1)) s$( ((rc == 137)) && echo ', killed at the limit'))" | tee -a "$OUT/summary.txt"
-    grep -v "^launched\|watchdog" "$OUT/$name.log" | tail -12 | sed 's/^/  | /'
-    grep "watchdog" "$OUT/$name.log" | tail -6 | sed 's/^/  w /'
-    fail=1
-  fi
-  sleep 1
-}
-
-# A case that passed without running what it is about (a fallback) fails.
-need() { # name, pattern: the log must say it
-  [[ -f $OUT/$1.log ]] || return 0
-  grep -q -- "$2" "$OUT/$1.log" || { echo "FAIL $1: no '$2' in its log" | tee -a "$OUT/summary.txt"; fail=1; }
-}
 
 echo "== machine facts: NCCL headers, RDMA devices, libfabric providers"
 ls "$NCCL_DIR/include" 2>&1 | tr '\n' ' '; echo
@@ -231,36 +175,7 @@ b mkccl_2rank_p2p LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 -- \
 fi
 if [[ $ONLY == *T* ]]; then
 echo "== T: NVIDIA's nccl-tests, built here against NCCL's nccl.h; NCCL 2.28.9 vs mkccl, 1 rank, -c 1"
-NT_SRC=$C/nccl-tests-src NT_BIN=/tmp/nccl-tests-build
-NT_PROGS=(all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv)
-read -ra NT_ARGV <<< "${NT_ARGS:--b 8 -e 1G -f 4 -g 1 -c 1 -w 5 -n 20}"
-if [[ ! -e $NT_SRC/src/common.cu ]]; then
-  echo "FAIL nt_build: no nccl-tests sources in $NT_SRC (put them in /tmp/nccl-tests-src, then tools/gpu/pack.sh)" | tee -a "$OUT/summary.txt"; fail=1
-elif [[ ! -e $NCCL_DIR/include/nccl.h || ! -e $NCCL_DIR/lib/libnccl.so.2 ]]; then
-  echo "FAIL nt_build: no NCCL include/nccl.h + lib/libnccl.so.2 at '${NCCL_DIR}' (python3 nvidia.nccl)" | tee -a "$OUT/summary.txt"; fail=1
-else
-  t nt_build 150 -- tools/gpu/nccl_tests_build.sh "$NT_SRC" "$NCCL_DIR/include" "$NCCL_DIR/lib" "$NT_BIN" "${NT_PROGS[@]}"
-  grep -h "^nccl-tests:" "$OUT/nt_build.log" 2>/dev/null | sed 's/^/  /'
-  echo "  nccl-tests arguments: ${NT_ARGV[*]}"
-  NT_RAN=()
-  for p in "${NT_PROGS[@]}"; do
-    if [[ ! -x $NT_BIN/${p}_perf ]]; then
-      # Not built: a failed build already failed the section; a build skipped for time did not.
-      echo "SKIP nt_${p} (not built)" | tee -a "$OUT/summary.txt"; continue
-    fi
-    # The loader trace says which libnccl.so.2 each run really initialised.
-    t "nt_${p}_nccl" 60 LD_LIBRARY_PATH=$NC_LD LD_DEBUG=libs LD_DEBUG_OUTPUT=$OUT/nt_${p}_nccl.ld -- "$NT_BIN/${p}_perf" "${NT_ARGV[@]}"
-    t "nt_${p}_mkccl" 60 LD_LIBRARY_PATH=$MK_LD LD_DEBUG=libs LD_DEBUG_OUTPUT=$OUT/nt_${p}_mkccl.ld -- "$NT_BIN/${p}_perf" "${NT_ARGV[@]}"
-    [[ -e $OUT/nt_${p}_nccl.log || -e $OUT/nt_${p}_mkccl.log ]] && NT_RAN+=("$p")
-  done
-  if ((${#NT_RAN[@]})); then
-    python3 tools/gpu/nccl_tests_table.py "$OUT" "$C/lib/libnccl.so.2" "$NCCL_DIR/lib/libnccl.so.2" "${NT_RAN[@]}" > "$OUT/nt_table.txt" 2>&1
-    ntrc=$?
-    cat "$OUT/nt_table.txt"
-    grep -E "^(PASS|FAIL) nt_" "$OUT/nt_table.txt" >> "$OUT/summary.txt"
-    ((ntrc == 0)) || fail=1
-  fi
-fi
+nccl_tests_section "${NT_ARGS:--b 8 -e 1G -f 4 -g 1 -c 1 -w 5 -n 20}" 60
 fi
 echo "== done in $((SECONDS - T0)) s, fail=$fail"
 exit $fail

@@ -18,8 +18,10 @@ done
 cp -aL /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 .carry/deps/
 # nvJitLink (UNPACK on GPUs links device code at init), in case that machine
 # has none of CUDA 13: 99 MB, so compressed (kept in build/ between packs).
+# PACK_NVJITLINK=0 leaves it out (multi_gpu.sh does not run UNPACK; the
+# carry is limited to 64 MiB).
 NVJL=/usr/local/cuda/lib64/libnvJitLink.so.13
-if [[ -e $NVJL ]]; then
+if [[ ${PACK_NVJITLINK:-1} == 1 && -e $NVJL ]]; then
   [[ build/libnvJitLink.so.13.xz -nt $NVJL ]] || xz -T2 -6 -c "$NVJL" > build/libnvJitLink.so.13.xz
   cp build/libnvJitLink.so.13.xz .carry/deps/
 fi

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The GPU check for a machine with SEVERAL GPUs (nvidia-h200-x2, -x4, ...),
+# in one device call (< 9 min), over all of its N GPUs, one rank per GPU.
+# Before the call, on the build machine: tools/dev/build.sh && PACK_NVJITLINK=0 tools/gpu/pack.sh
+#   run(command="bash tools/gpu/multi_gpu.sh", kind="nvidia-h200-x2", carry=[".carry"], timeout_s=590)
+# Sections (MULTI_GPU_ONLY picks, default QLTCF; ONE_GPU_CASES is a regex on case names):
+#   Q  quick correctness: test_gpu_coll (every collective, a few types and
+#      sizes) with N processes and with N GPUs in one process, over P2P (read
+#      mode, the Hopper default, and write mode), SHM only and NET only; the
+#      logs must show the transport asked for; a captured graph; a peer
+#      killed mid-AllReduce and init/abort cycles (no leaks) over P2P
+#   L  small-AllReduce latency (8 B to 1 MB, 200 iterations): host time per
+#      call and per iteration, NCCL and mkccl (default, 1 channel, P2P write
+#      mode, SHM)
+#   T  NVIDIA's nccl-tests built here against NCCL's nccl.h, each program run
+#      with -g N (one process, N GPUs) on NCCL's libnccl.so.2 and on mkccl's,
+#      data checked (-c 1), side by side (NT_ARGS overrides the arguments)
+#   C  benchmark: mkccl-perf-gpu, N processes, all_reduce, all_gather,
+#      reduce_scatter, broadcast, sendrecv, 8 B to 8 GB (BENCH_MAX), linked
+#      against mkccl's libnccl.so.2 and NCCL's in the same call, side by side
+#      (data unchecked unless BENCH_CHECK=1: section T checks it, and the
+#      host check of 8 GB takes a minute); then variants of mkccl's AllReduce
+#   F  the full matrix (every type and op, counts 0, 1, 7 and 1000003), N
+#      processes and N GPUs in one process, over P2P
+# Logs: $OUT/logs.tgz; stdout carries the summary and the tables.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source tools/gpu/gpu_lib.sh
+ONLY=${MULTI_GPU_ONLY:-QLTCF}
+N=${MULTI_GPU_N:-$NGPU}
+if ((N < 2)); then echo "multi_gpu.sh: $NGPU GPU(s) here; use tools/gpu/one_gpu.sh"; exit 2; fi
+echo "== $N ranks, one per GPU; topology:"
+nvidia-smi topo -m 2>&1 | head -$((N + 2))
+
+G="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT"
+P2P_OFF="NCCL_P2P_DISABLE=1"
+NET_ONLY="NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1"
+# The case used the transport it was asked for (selection can fall back).
+via() { need "$1" "via $2"; }
+
+if [[ $ONLY == *Q* ]]; then
+echo "== Q: quick correctness, $N GPUs"
+t proc_p2p 60 $G -- $C/bin/test_gpu_coll proc $N quick
+via proc_p2p p2p
+t proc_p2p_write 60 $G NCCL_P2P_READ_ENABLE=0 -- $C/bin/test_gpu_coll proc $N quick
+via proc_p2p_write p2p
+t thread_p2p 60 $G -- $C/bin/test_gpu_coll thread $N quick
+via thread_p2p p2p
+t proc_shm 60 $G $P2P_OFF -- $C/bin/test_gpu_coll proc $N quick
+via proc_shm shm
+t thread_shm 60 $G $P2P_OFF -- $C/bin/test_gpu_coll thread $N quick
+via thread_shm shm
+t proc_net 60 $G $NET_ONLY -- $C/bin/test_gpu_coll proc $N quick
+via proc_net net
+t thread_net 60 $G $NET_ONLY -- $C/bin/test_gpu_coll thread $N quick
+via thread_net net
+t graph_p2p 60 $G -- $C/bin/test_gpu_coll graph $N
+t kill_p2p 30 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_fault kill $N
+t leak_p2p 60 $G MKCCL_TIMEOUT=600 -- $C/bin/test_gpu_fault leak $N
+fi
+
+if [[ $ONLY == *L* ]]; then
+echo "== L: small AllReduce latency, $N processes: host time per call and total per iteration (rank 0)"
+lat() { # name, ld, env...: 8 B to 1 MB, 200 iterations
+  local name=$1 ld=$2; shift 2
+  t "lat_$name" 60 LD_LIBRARY_PATH=$ld MKCCL_PERF_HOST_US=1 "$@" -- \
+    $C/bin/mkccl-run -n $N -- $C/bin/mkccl-perf-gpu all_reduce -b 8 -e 1M -f 8 -n 200 -w 20 -c 0
+  echo "  $name:"; grep "^ \|us/iter" "$OUT/lat_$name.log" | grep -v in-place | sed 's/^/    /'
+}
+lat nccl $NC_LD
+lat mkccl $MK_LD
+lat mkccl_1ch $MK_LD MKCCL_GPU_NCHANNELS=1
+lat mkccl_write $MK_LD NCCL_P2P_READ_ENABLE=0
+lat mkccl_shm $MK_LD NCCL_P2P_DISABLE=1
+fi
+
+if [[ $ONLY == *T* ]]; then
+echo "== T: NVIDIA's nccl-tests, -g $N in one process, NCCL 2.28.9 vs mkccl, data checked"
+nccl_tests_section "${NT_ARGS:--b 8 -e 8G -f 8 -g $N -c 1 -w 5 -n 20}" 120 "-g $N, one process"
+fi
+
+if [[ $ONLY == *C* ]]; then
+echo "== C: mkccl-perf-gpu, $N processes, mkccl vs NCCL 2.28.9 (same binary, the library picked by LD_LIBRARY_PATH)"
+COLLS=(${BENCH_COLLS:-all_reduce all_gather reduce_scatter broadcast sendrecv})
+for coll in "${COLLS[@]}"; do
+  for lib in nccl mkccl; do
+    if [[ $lib == nccl ]]; then ld=$NC_LD; else ld=$MK_LD; fi
+    t "perf_${coll}_$lib" 120 LD_LIBRARY_PATH=$ld NCCL_DEBUG=WARN LD_DEBUG=libs LD_DEBUG_OUTPUT=$OUT/perf_${coll}_$lib.ld -- \
+      $C/bin/mkccl-run -n $N -- $C/bin/mkccl-perf-gpu $coll -b ${BENCH_MIN:-8} -e ${BENCH_MAX:-8G} -f ${BENCH_F:-8} \
+      -n ${BENCH_ITERS:-20} -w 5 -c ${BENCH_CHECK:-0}
+  done
+done
+# Variants of mkccl's AllReduce (BENCH_VARIANTS: name=ENV[,ENV...] ...), side by side.
+for v in ${BENCH_VARIANTS:-write=NCCL_P2P_READ_ENABLE=0 ch32=MKCCL_GPU_NCHANNELS=32}; do
+  name=${v%%=*} envs=${v#*=}
+  t "perf_all_reduce_mkccl_$name" 120 LD_LIBRARY_PATH=$MK_LD ${envs//,/ } -- \
+    $C/bin/mkccl-run -n $N -- $C/bin/mkccl-perf-gpu all_reduce -b 8 -e ${BENCH_MAX:-8G} -f 8 -n ${BENCH_ITERS:-20} -w 5 \
+    -c ${BENCH_CHECK:-0}
+  echo "  mkccl all_reduce, ${envs//,/ }:"; grep "^ " "$OUT/perf_all_reduce_mkccl_$name.log" | sed 's/^/  /'
+done
+python3 tools/gpu/nccl_tests_table.py --prefix perf --label "mkccl-perf-gpu, $N processes" "$OUT" \
+  "$C/lib/libnccl.so.2" "$NCCL_DIR/lib/libnccl.so.2" "${COLLS[@]}" > "$OUT/perf_table.txt" 2>&1 || fail=1
+cat "$OUT/perf_table.txt"
+grep -E "^(PASS|FAIL) perf_" "$OUT/perf_table.txt" >> "$OUT/summary.txt"
+fi
+
+if [[ $ONLY == *F* ]]; then
+echo "== F: the full matrix, $N GPUs, P2P"
+t full_proc_p2p 200 $G -- $C/bin/test_gpu_coll proc $N
+t full_thread_p2p 200 $G -- $C/bin/test_gpu_coll thread $N
+fi
+echo "== done in $((SECONDS - T0)) s, fail=$fail"
+exit $fail
