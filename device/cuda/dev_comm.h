@@ -43,6 +43,12 @@ typedef struct {
   volatile uint32_t* abortFlag; /* host memory mapped for the device */
   volatile uint64_t* status;    /* [MK_DEV_MAX_CHANNELS][MK_DEV_STATUS_WORDS], mapped host memory */
   uint64_t timeoutNs;           /* MKCCL_TIMEOUT: a wait with no progress this long aborts (0: never) */
+  /* Progress is written to the status rows only when the watchdog or the
+   * probe reads them: each write crosses PCIe, and the system fence of every
+   * step waits for those writes (on 2 H100s they made a small AllReduce take
+   * ~60-100 us). A timeout is marked in the row always. */
+  uint32_t traceStatus;
+  uint32_t pad;
   mk_dev_channel_t channels[MK_DEV_MAX_CHANNELS];
 } mk_dev_comm_t;
 

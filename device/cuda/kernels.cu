@@ -33,6 +33,10 @@ static __device__ __forceinline__ uint64_t mk_ld_acquire(volatile uint64_t* p) {
 static __device__ __forceinline__ void mk_st_release(volatile uint64_t* p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+static __device__ __forceinline__ void mk_st_relaxed(volatile uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+static __device__ __forceinline__ void mk_fence_sys(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 
 /* Progress report for the host's watchdog (thread 0 only, cheap stores). */
 static __device__ __forceinline__ void mk_status(volatile uint64_t* st, int word, uint64_t v) {
@@ -49,7 +53,9 @@ struct mk_prims {
   volatile uint32_t* abortFlag;
   uint64_t timeoutNs; /* 0: wait forever */
   int* aborted; /* shared */
-  volatile uint64_t* status; /* this channel's row, or NULL */
+  volatile uint64_t* status; /* this channel's row when progress is traced (traceStatus), else NULL */
+  volatile uint64_t* row;    /* this channel's row, for a timeout's mark, or NULL */
+  uint64_t ticks;            /* thread 0's progress count, written to the row (never read back: host memory) */
   char* unpackScratch;       /* shared, per-warp metadata staging (UNPACK variant) */
 };
 
@@ -65,7 +71,7 @@ static __device__ __forceinline__ uint64_t mk_globaltimer(void) {
  * channel ends and the host reports ncclRemoteError (as the host executor
  * does after MKCCL_TIMEOUT). */
 static __device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag,
-                        volatile uint64_t* status, uint64_t timeoutNs) {
+                        volatile uint64_t* status, volatile uint64_t* row, uint64_t* ticks, uint64_t timeoutNs) {
   int spins = 0;
   uint64_t v, seen = 0, since = 0;
   while ((v = mk_ld_acquire(word)) < target) {
@@ -74,7 +80,7 @@ static __device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatil
       if (status) {
         status[MK_STATUS_WORD] = v;
         status[MK_STATUS_TARGET] = target;
-        status[MK_STATUS_TICKS] = status[MK_STATUS_TICKS] + 1;
+        status[MK_STATUS_TICKS] = ++*ticks;
       }
       if (*abortFlag) return false;
       if (timeoutNs) {
@@ -83,7 +89,7 @@ static __device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatil
           seen = v;
           since = now;
         } else if (now - since > timeoutNs) {
-          if (status) status[MK_STATUS_TIMEDOUT] = 1;
+          if (row) row[MK_STATUS_TIMEDOUT] = 1;
           __threadfence_system();
           *abortFlag = 1;
           return false;
@@ -186,15 +192,17 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
     uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
     if (threadIdx.x == 0) {
       bool ok = true;
-      mk_status(p->status, MK_STATUS_TICKS, p->status ? p->status[MK_STATUS_TICKS] + 1 : 0);
+      mk_status(p->status, MK_STATUS_TICKS, ++p->ticks);
       mk_status(p->status, MK_STATUS_PRIM, (uint64_t)prim | (uint64_t)slice << 8);
       mk_status(p->status, MK_STATUS_RSTEP, rstep);
       mk_status(p->status, MK_STATUS_SSTEP, sstep);
-      if (recv) ok = mk_wait(p->recv->tail, rstep + p->sliceSteps, p->abortFlag, p->status, p->timeoutNs);
+      if (recv) ok = mk_wait(p->recv->tail, rstep + p->sliceSteps, p->abortFlag, p->status, p->row, &p->ticks,
+                             p->timeoutNs);
       /* A free slot: head within MKCCL_STEPS of the slice's end (no underflow at the start). */
       uint64_t end = sstep + p->sliceSteps;
       if (ok && send)
-        ok = mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status, p->timeoutNs);
+        ok = mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status, p->row,
+                     &p->ticks, p->timeoutNs);
       if (!ok) *p->aborted = 1;
     }
     __syncthreads();
@@ -214,20 +222,25 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
       if (d0) mk_move(*p, in, mine, d0, d1, bytes / p->ts, final);
     }
     __syncthreads();
+    /* Posts (after the barrier, thread 0 for the block): one system fence
+     * per send, none for a receive's head, as NCCL's Simple protocol does.
+     * A fence per post cost ~8 us a hop on H100s; the block's reads of the
+     * slot ended before the barrier, so the head needs no fence. */
     if (threadIdx.x == 0) {
-      __threadfence_system();
       if (recv) {
-        if (p->recv->connFifo && (p->recv->flags & MKCCL_CONN_USE_FIFO))
+        if (p->recv->connFifo && (p->recv->flags & MKCCL_CONN_USE_FIFO)) {
           p->recv->connFifo[rstep % MKCCL_STEPS].size = -1;
-        mk_st_release(p->recv->head, rstep + p->sliceSteps);
+          mk_st_release(p->recv->head, rstep + p->sliceSteps); /* the clear before the head */
+        } else {
+          mk_st_relaxed(p->recv->head, rstep + p->sliceSteps);
+        }
         p->recv->step = rstep + p->sliceSteps;
       }
       if (send) {
-        if (p->send->connFifo && (p->send->flags & MKCCL_CONN_USE_FIFO)) {
+        if (p->send->connFifo && (p->send->flags & MKCCL_CONN_USE_FIFO))
           *(volatile int64_t*)&p->send->connFifo[sstep % MKCCL_STEPS].size = bytes;
-          __threadfence_system();
-        }
-        mk_st_release(p->send->tail, sstep + p->sliceSteps);
+        mk_fence_sys(); /* the block's data (and the size) before the tail */
+        mk_st_relaxed(p->send->tail, sstep + p->sliceSteps);
         p->send->step = sstep + p->sliceSteps;
       }
     }
@@ -292,8 +305,10 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.abortFlag = comm->abortFlag;
   p.timeoutNs = comm->timeoutNs;
   p.aborted = aborted;
-  p.status = comm->status ? comm->status + (size_t)channel * MK_DEV_STATUS_WORDS : nullptr;
+  p.row = comm->status ? comm->status + (size_t)channel * MK_DEV_STATUS_WORDS : nullptr;
+  p.status = comm->traceStatus ? p.row : nullptr;
   p.unpackScratch = scratch;
+  p.ticks = 0;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
   /* (Send/Recv to itself never comes here: the planner copies on the stream.) */
@@ -339,7 +354,8 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS) mkccl_kernel(mk_
   mk_dev_channel_t* ch = &args.comm->channels[channel];
   if (threadIdx.x == 0) {
     aborted = 0;
-    if (args.comm->status) args.comm->status[channel * MK_DEV_STATUS_WORDS + MK_STATUS_TICKS] += 1000000;
+    if (args.comm->traceStatus && args.comm->status)
+      args.comm->status[channel * MK_DEV_STATUS_WORDS + MK_STATUS_TICKS] += 1000000;
   }
   for (uint32_t i = 0; i < args.nWorks; i++) {
     if (threadIdx.x < sizeof(mk_work_t) / 16) {

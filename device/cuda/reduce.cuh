@@ -73,6 +73,29 @@ template <typename T> static __device__ __forceinline__ typename mk_elem<T>::C m
 }
 
 /* dst0 (and dst1) = [post](a (+) [pre](b)); a or b may be NULL. */
+template <typename A, typename B> struct mk_same { static constexpr bool v = false; };
+template <typename A> struct mk_same<A, A> { static constexpr bool v = true; };
+
+/* One 16-byte vector: a and b combined (or the one present, pre-scaled), post-divided if asked. */
+template <typename T, int OP>
+static __device__ __forceinline__ uint4 mk_combine_vec(bool hasA, bool hasB, uint4 x, uint4 y,
+                                                       typename mk_elem<T>::C s, bool doPost) {
+  typedef typename mk_elem<T>::C C;
+  typedef mk_op<T, OP> O;
+  uint4 r;
+  const T* xt = (const T*)&x;
+  const T* yt = (const T*)&y;
+  T* rt = (T*)&r;
+#pragma unroll
+  for (int k = 0; k < (int)(16 / sizeof(T)); k++) {
+    C v = hasA && hasB ? O::combine(mk_elem<T>::load(xt[k]), mk_elem<T>::load(yt[k]), s)
+                       : (hasB ? O::pre(mk_elem<T>::load(yt[k]), s) : mk_elem<T>::load(xt[k]));
+    if (doPost) v = O::post(v, s);
+    rt[k] = mk_elem<T>::store(v);
+  }
+  return r;
+}
+
 template <typename T, int OP>
 static __device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, const char* a, const char* b, char* d0,
                                                char* d1, int64_t nelem, uint64_t scalarBits, int post) {
@@ -85,26 +108,42 @@ static __device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, con
   int64_t nvec = (mis & 15) ? 0 : nelem / V;
   const uint4* av = (const uint4*)a;
   const uint4* bv = (const uint4*)b;
-  for (int64_t i = tid; i < nvec; i += nthreads) {
-    uint4 x, y, r;
+  /* Sums of two inputs (the AllReduce and ReduceScatter hot path) load U
+   * vectors per thread before combining any: several loads in flight per
+   * thread, which a peer GPU's memory (P2P read) needs. Only SUM and AVG of
+   * float, half and bfloat16: unrolling every op and type made the kernel's
+   * build 2.3 times as long (ptxas), too slow for CI. */
+  constexpr int U = 4;
+  constexpr bool unrolled = (OP == MK_OP_SUM || OP == MK_OP_SUMPOSTDIV) &&
+                            (mk_same<T, float>::v || mk_same<T, __half>::v || mk_same<T, __nv_bfloat16>::v);
+  int64_t i = tid;
+  if (unrolled && a && b) {
+    for (; i + (U - 1) * nthreads < nvec; i += U * nthreads) {
+      uint4 x[U], y[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        x[u] = av[i + u * nthreads];
+        y[u] = bv[i + u * nthreads];
+      }
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        uint4 r = mk_combine_vec<T, OP>(true, true, x[u], y[u], s, doPost);
+        ((uint4*)d0)[i + u * nthreads] = r;
+        if (d1) ((uint4*)d1)[i + u * nthreads] = r;
+      }
+    }
+  }
+  for (; i < nvec; i += nthreads) {
+    uint4 x, y;
     if (a) x = av[i];
     if (b) y = bv[i];
-    const T* xt = (const T*)&x;
-    const T* yt = (const T*)&y;
-    T* rt = (T*)&r;
-#pragma unroll
-    for (int k = 0; k < V; k++) {
-      C v = a && b ? O::combine(mk_elem<T>::load(xt[k]), mk_elem<T>::load(yt[k]), s)
-                   : (b ? O::pre(mk_elem<T>::load(yt[k]), s) : mk_elem<T>::load(xt[k]));
-      if (doPost) v = O::post(v, s);
-      rt[k] = mk_elem<T>::store(v);
-    }
+    uint4 r = mk_combine_vec<T, OP>(a != nullptr, b != nullptr, x, y, s, doPost);
     ((uint4*)d0)[i] = r;
     if (d1) ((uint4*)d1)[i] = r;
   }
   const T* at = (const T*)a;
   const T* bt = (const T*)b;
-  for (int64_t i = nvec * V + tid; i < nelem; i += nthreads) {
+  for (i = nvec * V + tid; i < nelem; i += nthreads) {
     C v = a && b ? O::combine(mk_elem<T>::load(at[i]), mk_elem<T>::load(bt[i]), s)
                  : (b ? O::pre(mk_elem<T>::load(bt[i]), s) : mk_elem<T>::load(at[i]));
     if (doPost) v = O::post(v, s);
