@@ -33,8 +33,26 @@ static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
   return ncclSuccess;
 }
 
+/* MKCCL_GPU_NCHANNELS=0: 32 channels where every rank has a GPU of its own
+ * on this host and P2P may join them (NVLink-class links: on 2 H100s one CTA
+ * moved ~7 GB/s, so 16 channels gave 111 GB/s AllReduce busbw and 32 gave
+ * 204, docs/PERFORMANCE.md); else 16 (staged SHM and NET copies gain
+ * nothing from more, and cost buffers). */
+static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
+  if (param_int("NCCL_P2P_DISABLE") == 1) return 16;
+  const comm_peer_info_t* me = &comm->peerInfo[comm->rank];
+  for (int r = 0; r < comm->nRanks; r++) {
+    const comm_peer_info_t* pi = &comm->peerInfo[r];
+    if (pi->hostHash != me->hostHash) return 16;
+    for (int q = 0; q < r; q++)
+      if (comm->peerInfo[q].busId == pi->busId) return 16; /* ranks sharing a GPU */
+  }
+  return 32;
+}
+
 static int dp_channel_count(struct ncclComm* comm) {
   int64_t n = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_NCHANNELS" : "MKCCL_HOST_NCHANNELS");
+  if (comm->cudaDev >= 0 && n == 0) n = dp_gpu_channels_auto(comm);
   int64_t lo = param_int("NCCL_MIN_NCHANNELS"), hi = param_int("NCCL_MAX_NCHANNELS");
   if (lo > 0 && n < lo) n = lo;
   if (hi > 0 && n > hi) n = hi;

@@ -22,6 +22,19 @@ static int plan_p2p_channels(struct ncclComm* comm) { return comm->dp.p2pChannel
 
 static size_t task_bytes(const plan_task_t* t) { return t->count * host_type_size(t->type); }
 
+int plan_p2p_connected(struct ncclComm* comm, const plan_task_list_t* tasks) {
+  if (tasks->nP2p == 0) return 1;
+  int nch = plan_p2p_channels(comm);
+  for (plan_task_t* t = tasks->head; t; t = t->next) {
+    if (t->kind == TASK_COLL || t->peer == comm->rank) continue;
+    for (int c = 0; c < nch; c++) {
+      channel_peer_t* p = &comm->dp.channels[c].peers[t->peer];
+      if (!(t->kind == TASK_SEND ? &p->send[MK_CONN_P2P] : &p->recv[MK_CONN_P2P])->connected) return 0;
+    }
+  }
+  return 1;
+}
+
 ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks) {
   if (tasks->nP2p == 0) return ncclSuccess;
   int nch = plan_p2p_channels(comm), n = 0;

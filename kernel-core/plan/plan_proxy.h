@@ -35,6 +35,8 @@ struct plan_task_list_s;
 /* Point-to-point: connect what the queued sends/recvs need, then plan them
  * as rounds (plan_p2p.c). */
 ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks);
+/* 1 when every connection the queued sends/recvs use is up already. */
+int plan_p2p_connected(struct ncclComm* comm, const plan_task_list_t* tasks);
 ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t* works, int* nWorks,
                       plan_proxy_t* pp);
 
