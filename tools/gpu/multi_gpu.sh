@@ -5,12 +5,12 @@
 #   run(command="bash tools/gpu/multi_gpu.sh", kind="nvidia-h200-x2", carry=[".carry"], timeout_s=590)
 # Sections (MULTI_GPU_ONLY picks, default QLTCF; ONE_GPU_CASES is a regex on case names):
 #   Q  quick correctness: test_gpu_coll (every collective, a few types and
-#      sizes) with N processes and with N GPUs in one process, over P2P (read
-#      mode, the Hopper default, and write mode), SHM only and NET only; the
+#      sizes) with N processes and with N GPUs in one process, over P2P (the
+#      default mode, write except on Ampere, and read mode), SHM only and NET only; the
 #      logs must show the transport asked for; a captured graph; a peer
 #      killed mid-AllReduce and init/abort cycles (no leaks) over P2P
 #   L  small-AllReduce latency (8 B to 1 MB, 200 iterations): host time per
-#      call and per iteration, NCCL and mkccl (default, 1 channel, P2P write
+#      call and per iteration, NCCL and mkccl (default, 1 channel, P2P read
 #      mode, SHM)
 #   T  NVIDIA's nccl-tests built here against NCCL's nccl.h, each program run
 #      with -g N (one process, N GPUs) on NCCL's libnccl.so.2 and on mkccl's,
@@ -42,8 +42,8 @@ if [[ $ONLY == *Q* ]]; then
 echo "== Q: quick correctness, $N GPUs"
 t proc_p2p 60 $G -- $C/bin/test_gpu_coll proc $N quick
 via proc_p2p p2p
-t proc_p2p_write 60 $G NCCL_P2P_READ_ENABLE=0 -- $C/bin/test_gpu_coll proc $N quick
-via proc_p2p_write p2p
+t proc_p2p_read 60 $G NCCL_P2P_READ_ENABLE=1 -- $C/bin/test_gpu_coll proc $N quick
+via proc_p2p_read p2p
 t thread_p2p 60 $G -- $C/bin/test_gpu_coll thread $N quick
 via thread_p2p p2p
 t proc_shm 60 $G $P2P_OFF -- $C/bin/test_gpu_coll proc $N quick
@@ -70,7 +70,7 @@ lat() { # name, ld, env...: 8 B to 1 MB, 200 iterations
 lat nccl $NC_LD
 lat mkccl $MK_LD
 lat mkccl_1ch $MK_LD MKCCL_GPU_NCHANNELS=1
-lat mkccl_write $MK_LD NCCL_P2P_READ_ENABLE=0
+lat mkccl_read $MK_LD NCCL_P2P_READ_ENABLE=1
 lat mkccl_shm $MK_LD NCCL_P2P_DISABLE=1
 fi
 
@@ -91,7 +91,7 @@ for coll in "${COLLS[@]}"; do
   done
 done
 # Variants of mkccl's AllReduce (BENCH_VARIANTS: name=ENV[,ENV...] ...), side by side.
-for v in ${BENCH_VARIANTS:-write=NCCL_P2P_READ_ENABLE=0 ch32=MKCCL_GPU_NCHANNELS=32}; do
+for v in ${BENCH_VARIANTS:-read=NCCL_P2P_READ_ENABLE=1 ch16=MKCCL_GPU_NCHANNELS=16}; do
   name=${v%%=*} envs=${v#*=}
   t "perf_all_reduce_mkccl_$name" 120 LD_LIBRARY_PATH=$MK_LD ${envs//,/ } -- \
     $C/bin/mkccl-run -n $N -- $C/bin/mkccl-perf-gpu all_reduce -b 8 -e ${BENCH_MAX:-8G} -f 8 -n ${BENCH_ITERS:-20} -w 5 \
