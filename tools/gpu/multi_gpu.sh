@@ -3,7 +3,9 @@
 # in one device call (< 9 min), over all of its N GPUs, one rank per GPU.
 # Before the call, on the build machine: tools/dev/build.sh && PACK_NVJITLINK=0 tools/gpu/pack.sh
 #   run(command="bash tools/gpu/multi_gpu.sh", kind="nvidia-h200-x2", carry=[".carry"], timeout_s=590)
-# Sections (MULTI_GPU_ONLY picks, default QLTCF; ONE_GPU_CASES is a regex on case names):
+# Sections, run in this order: Q F L T C (MULTI_GPU_ONLY picks, default all;
+# ONE_GPU_CASES is a regex on case names); correctness first, so a short
+# budget (ONE_GPU_BUDGET_S) skips benchmarks, not checks:
 #   Q  quick correctness: test_gpu_coll (every collective, a few types and
 #      sizes) with N processes and with N GPUs in one process, over P2P (the
 #      default mode, write except on Ampere, and read mode), SHM only and NET only; the
@@ -26,7 +28,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu/gpu_lib.sh
-ONLY=${MULTI_GPU_ONLY:-QLTCF}
+ONLY=${MULTI_GPU_ONLY:-QFLTC}
 N=${MULTI_GPU_N:-$NGPU}
 if ((N < 2)); then echo "multi_gpu.sh: $NGPU GPU(s) here; use tools/gpu/one_gpu.sh"; exit 2; fi
 echo "== $N ranks, one per GPU; topology:"
@@ -57,6 +59,12 @@ via thread_net net
 t graph_p2p 60 $G -- $C/bin/test_gpu_coll graph $N
 t kill_p2p 30 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_fault kill $N
 t leak_p2p 60 $G MKCCL_TIMEOUT=600 -- $C/bin/test_gpu_fault leak $N
+fi
+
+if [[ $ONLY == *F* ]]; then
+echo "== F: the full matrix, $N GPUs, P2P"
+t full_proc_p2p 200 $G -- $C/bin/test_gpu_coll proc $N
+t full_thread_p2p 200 $G -- $C/bin/test_gpu_coll thread $N
 fi
 
 if [[ $ONLY == *L* ]]; then
@@ -104,10 +112,5 @@ cat "$OUT/perf_table.txt"
 grep -E "^(PASS|FAIL) perf_" "$OUT/perf_table.txt" >> "$OUT/summary.txt"
 fi
 
-if [[ $ONLY == *F* ]]; then
-echo "== F: the full matrix, $N GPUs, P2P"
-t full_proc_p2p 200 $G -- $C/bin/test_gpu_coll proc $N
-t full_thread_p2p 200 $G -- $C/bin/test_gpu_coll thread $N
-fi
 echo "== done in $((SECONDS - T0)) s, fail=$fail"
 exit $fail
