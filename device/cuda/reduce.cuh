@@ -72,35 +72,39 @@ template <typename T> static __device__ __forceinline__ typename mk_elem<T>::C m
   return mk_elem<T>::load(t);
 }
 
-/* dst0 (and dst1) = [post](a (+) [pre](b)); a or b may be NULL. */
 template <typename A, typename B> struct mk_same { static constexpr bool v = false; };
 template <typename A> struct mk_same<A, A> { static constexpr bool v = true; };
 
-/* One 16-byte vector: a and b combined (or the one present, pre-scaled), post-divided if asked. */
+/* One element: x and y combined (or the one present, y pre-scaled), post-divided if asked. */
+template <typename T, int OP>
+static __device__ __forceinline__ T mk_combine_elem(bool hasA, bool hasB, T x, T y, typename mk_elem<T>::C s,
+                                                    bool doPost) {
+  typedef typename mk_elem<T>::C C;
+  typedef mk_op<T, OP> O;
+  C v = hasA && hasB ? O::combine(mk_elem<T>::load(x), mk_elem<T>::load(y), s)
+                     : (hasB ? O::pre(mk_elem<T>::load(y), s) : mk_elem<T>::load(x));
+  if (doPost) v = O::post(v, s);
+  return mk_elem<T>::store(v);
+}
+
+/* The same for the elements of one 16-byte vector. */
 template <typename T, int OP>
 static __device__ __forceinline__ uint4 mk_combine_vec(bool hasA, bool hasB, uint4 x, uint4 y,
                                                        typename mk_elem<T>::C s, bool doPost) {
-  typedef typename mk_elem<T>::C C;
-  typedef mk_op<T, OP> O;
   uint4 r;
   const T* xt = (const T*)&x;
   const T* yt = (const T*)&y;
   T* rt = (T*)&r;
 #pragma unroll
-  for (int k = 0; k < (int)(16 / sizeof(T)); k++) {
-    C v = hasA && hasB ? O::combine(mk_elem<T>::load(xt[k]), mk_elem<T>::load(yt[k]), s)
-                       : (hasB ? O::pre(mk_elem<T>::load(yt[k]), s) : mk_elem<T>::load(xt[k]));
-    if (doPost) v = O::post(v, s);
-    rt[k] = mk_elem<T>::store(v);
-  }
+  for (int k = 0; k < (int)(16 / sizeof(T)); k++) rt[k] = mk_combine_elem<T, OP>(hasA, hasB, xt[k], yt[k], s, doPost);
   return r;
 }
 
+/* dst0 (and dst1) = [post](a (+) [pre](b)); a or b may be NULL. */
 template <typename T, int OP>
 static __device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, const char* a, const char* b, char* d0,
                                                char* d1, int64_t nelem, uint64_t scalarBits, int post) {
   typedef typename mk_elem<T>::C C;
-  typedef mk_op<T, OP> O;
   const C s = mk_scalar<T>(scalarBits, OP);
   const bool doPost = post && OP == MK_OP_SUMPOSTDIV;
   constexpr int V = 16 / sizeof(T);
@@ -144,10 +148,7 @@ static __device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, con
   const T* at = (const T*)a;
   const T* bt = (const T*)b;
   for (i = nvec * V + tid; i < nelem; i += nthreads) {
-    C v = a && b ? O::combine(mk_elem<T>::load(at[i]), mk_elem<T>::load(bt[i]), s)
-                 : (b ? O::pre(mk_elem<T>::load(bt[i]), s) : mk_elem<T>::load(at[i]));
-    if (doPost) v = O::post(v, s);
-    T r = mk_elem<T>::store(v);
+    T r = mk_combine_elem<T, OP>(a != nullptr, b != nullptr, a ? at[i] : T(), b ? bt[i] : T(), s, doPost);
     ((T*)d0)[i] = r;
     if (d1) ((T*)d1)[i] = r;
   }

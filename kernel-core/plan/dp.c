@@ -36,7 +36,7 @@ static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
 /* MKCCL_GPU_NCHANNELS=0: 32 channels where every rank has a GPU of its own
  * on this host and P2P may join them (NVLink-class links: on 2 H100s one CTA
  * moved ~7 GB/s, so 16 channels gave 111 GB/s AllReduce busbw and 32 gave
- * 204, docs/PERFORMANCE.md); else 16 (staged SHM and NET copies gain
+ * 204, docs/perf/multi-gpu.md); else 16 (staged SHM and NET copies gain
  * nothing from more, and cost buffers). */
 static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
   if (param_int("NCCL_P2P_DISABLE") == 1) return 16;

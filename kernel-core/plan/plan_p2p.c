@@ -22,15 +22,19 @@ static int plan_p2p_channels(struct ncclComm* comm) { return comm->dp.p2pChannel
 
 static size_t task_bytes(const plan_task_t* t) { return t->count * host_type_size(t->type); }
 
+/* The point-to-point connector a send or recv task uses on channel c. */
+static connector_t* p2p_task_conn(struct ncclComm* comm, const plan_task_t* t, int c) {
+  channel_peer_t* p = &comm->dp.channels[c].peers[t->peer];
+  return t->kind == TASK_SEND ? &p->send[MK_CONN_P2P] : &p->recv[MK_CONN_P2P];
+}
+
 int plan_p2p_connected(struct ncclComm* comm, const plan_task_list_t* tasks) {
   if (tasks->nP2p == 0) return 1;
   int nch = plan_p2p_channels(comm);
   for (plan_task_t* t = tasks->head; t; t = t->next) {
     if (t->kind == TASK_COLL || t->peer == comm->rank) continue;
-    for (int c = 0; c < nch; c++) {
-      channel_peer_t* p = &comm->dp.channels[c].peers[t->peer];
-      if (!(t->kind == TASK_SEND ? &p->send[MK_CONN_P2P] : &p->recv[MK_CONN_P2P])->connected) return 0;
-    }
+    for (int c = 0; c < nch; c++)
+      if (!p2p_task_conn(comm, t, c)->connected) return 0;
   }
   return 1;
 }
@@ -48,8 +52,7 @@ ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks) {
     if (seen[t->peer * 2 + isSend]) continue;
     seen[t->peer * 2 + isSend] = 1;
     for (int c = 0; c < nch; c++) {
-      channel_peer_t* p = &comm->dp.channels[c].peers[t->peer];
-      connector_t* conn = isSend ? &p->send[MK_CONN_P2P] : &p->recv[MK_CONN_P2P];
+      connector_t* conn = p2p_task_conn(comm, t, c);
       if (conn->connected) continue;
       if (!reqs && !(reqs = calloc((size_t)cap, sizeof(*reqs)))) {
         free(seen);
