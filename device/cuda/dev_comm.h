@@ -52,8 +52,12 @@ typedef struct {
   mk_dev_channel_t channels[MK_DEV_MAX_CHANNELS];
 } mk_dev_comm_t;
 
-/* Kernel arguments: work items sit in the work FIFO (host-pinned memory,
- * read by the kernel), `nWorks` of them from `workOffset`. */
+/* Kernel arguments. A launch of at most MK_ARGS_WORKS items carries them
+ * here (`inlined`), in the kernel's parameter space; a larger one leaves them
+ * in the work FIFO (host-pinned memory), `nWorks` of them from
+ * `workOffset`. Every CTA reading its items across PCIe cost up to 150 us
+ * on 2 H100s with 32 CTAs (docs/perf/multi-gpu.md); parameters cost none. */
+#define MK_ARGS_WORKS 8
 typedef struct {
   mk_dev_comm_t* comm;
   const char* workBuf;
@@ -61,6 +65,9 @@ typedef struct {
   uint32_t workOffset;
   uint32_t nWorks;
   uint32_t channelLo;
+  uint32_t inlined;
+  uint32_t pad[3];
+  mk_work_t works[MK_ARGS_WORKS];
 } mk_kernel_args_t;
 
 #define MK_KERNEL_THREADS 512

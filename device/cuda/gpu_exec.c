@@ -197,9 +197,21 @@ __attribute__((unused)) static int gpu_event_query(work_fifo_event_t* ev) {
 /* One launch of the kernel, nChannels CTAs on `stream`, reading n work
  * items from `items` at `offset` (wrapped by `mask`, the FIFO's; a buffer
  * that never wraps passes all ones). */
+/* Items from the FIFO (or a buffer) at `items`, or, with `inl`, the n <=
+ * MK_ARGS_WORKS items there copied into the arguments. */
 static cu_result_t gpu_kernel_launch(gpu_exec_t* ex, const char* items, uint32_t mask, uint32_t offset, int n,
-                                     int nChannels, cu_stream_t stream) {
-  mk_kernel_args_t args = {ex->devComm, items, mask, offset, (uint32_t)n, 0};
+                                     int nChannels, cu_stream_t stream, const mk_work_t* inl) {
+  mk_kernel_args_t args;
+  memset(&args, 0, sizeof(args));
+  args.comm = ex->devComm;
+  args.workBuf = items;
+  args.workMask = mask;
+  args.workOffset = offset;
+  args.nWorks = (uint32_t)n;
+  if (inl) {
+    args.inlined = 1;
+    memcpy(args.works, inl, (size_t)n * sizeof(mk_work_t));
+  }
   void* params[] = {&args};
   return ex->g->launch_kernel(ex->kernel, (unsigned)nChannels, 1, 1, MK_KERNEL_THREADS, 1, 1, 0, stream, params, NULL);
 }
@@ -250,7 +262,7 @@ static int gpu_first_launch(gpu_exec_t* ex, int report) {
   uint64_t before = *ticks;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  cu_result_t r = gpu_kernel_launch(ex, ex->fifoBuf, ex->fifo.bytes - 1, 0, 0, 1, ex->initStream);
+  cu_result_t r = gpu_kernel_launch(ex, ex->fifoBuf, ex->fifo.bytes - 1, 0, 0, 1, ex->initStream, NULL);
   if (r == CUDA_DRV_SUCCESS) r = gpu_stream_wait(g, ex->initStream, 10000);
   double ms = mk_ms_since(&t0);
   if (!report) {
@@ -422,6 +434,7 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
     g->event_synchronize(ex->events[i].event);
     g->event_destroy(ex->events[i].event);
   }
+
   if (ex->diagPost) g->event_destroy(ex->diagPost);
   if (ex->diagPre) g->event_destroy(ex->diagPre);
   if (ex->diagStream) g->stream_destroy(ex->diagStream);
@@ -553,7 +566,7 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
   w->next = ex->graphWork;
   ex->graphWork = w;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  r = gpu_kernel_launch(ex, (const char*)w->items, 0xffffffffu, 0, n, nChannels, (cu_stream_t)stream);
+  r = gpu_kernel_launch(ex, (const char*)w->items, 0xffffffffu, 0, n, nChannels, (cu_stream_t)stream, NULL);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel (captured)", r);
   return ncclSuccess;
 }
@@ -565,19 +578,35 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   for (int i = 0; i < n; i++)
     if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
       return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings only)", works[i].algo);
+  /* At most MK_ARGS_WORKS items travel in the kernel's arguments (captured
+   * or not): no FIFO space, nothing for the kernel to read across PCIe. */
+  int inl = n <= MK_ARGS_WORKS;
+  cu_result_t r;
+  if (captured && inl) {
+    r = gpu_kernel_launch(ex, NULL, 0, 0, n, nChannels, (cu_stream_t)stream, works);
+    if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel (captured)", r);
+    return ncclSuccess;
+  }
   if (captured) return gpu_launch_captured(ex, works, n, nChannels, stream);
-  MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
   uint32_t offset = ex->fifo.produced;
-  for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));
-  __atomic_thread_fence(__ATOMIC_SEQ_CST); /* items visible before the kernel starts */
+  if (!inl) {
+    MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
+    offset = ex->fifo.produced;
+    for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* items visible before the kernel starts */
+  } else {
+    bytes = 0;
+  }
   /* Watchdog on: events around the launch tell whether the kernel waits
    * behind other work of the stream, runs, or ended. */
   int diag = ex->watchdogRunning && ex->diagPre && ex->diagPost;
   if (diag) g->event_record(ex->diagPre, (cu_stream_t)stream);
-  cu_result_t r = gpu_kernel_launch(ex, ex->fifoBuf, ex->fifo.bytes - 1, offset, n, nChannels, (cu_stream_t)stream);
+  r = gpu_kernel_launch(ex, ex->fifoBuf, ex->fifo.bytes - 1, offset, n, nChannels, (cu_stream_t)stream,
+                        inl ? works : NULL);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel", r);
   if (diag && g->event_record(ex->diagPost, (cu_stream_t)stream) == CUDA_DRV_SUCCESS) ex->diagLaunched = 1;
-  /* The space these items took returns once the kernel is done. */
+  /* The space these items took (none when inlined) returns once the kernel
+   * is done; the event also tells destroy when the kernels ended. */
   gpu_fifo_event_t* e = &ex->events[ex->nextEvent];
   /* Events are reused round robin: the one to reuse is the oldest queued. */
   /* Polled with the abort flag checked, not cuEventSynchronize: the kernels

@@ -342,7 +342,10 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   coll_ring_run(&p, w, &c);
 }
 
-extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS) mkccl_kernel(mk_kernel_args_t args) {
+/* One CTA per SM (minBlocks 1): ptxas may then give a thread 128 registers.
+ * Without it, it chose 40 to 64 and spilled the data loops' vectors to local
+ * memory, and one CTA moved ~7 GB/s where NCCL's moves ~20. */
+extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(mk_kernel_args_t args) {
   __shared__ mk_work_t work;
   __shared__ int aborted;
 #ifdef MKCCL_KERNEL_UNPACK
@@ -359,10 +362,17 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS) mkccl_kernel(mk_
   }
   for (uint32_t i = 0; i < args.nWorks; i++) {
     if (threadIdx.x < sizeof(mk_work_t) / 16) {
-      uint32_t off = (args.workOffset + i * (uint32_t)sizeof(mk_work_t) + threadIdx.x * 16) & args.workMask;
-      /* The FIFO is host memory the host rewrites: read it fresh. */
-      const volatile uint32_t* src = (const volatile uint32_t*)(args.workBuf + off);
-      uint4 v = make_uint4(src[0], src[1], src[2], src[3]);
+      uint4 v;
+      if (args.inlined) {
+        v = ((const uint4*)&args.works[i])[threadIdx.x];
+      } else {
+        /* The FIFO is host memory the host rewrites: read it fresh, 16 bytes a read. */
+        uint32_t off = (args.workOffset + i * (uint32_t)sizeof(mk_work_t) + threadIdx.x * 16) & args.workMask;
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(args.workBuf + off)
+                     : "memory");
+      }
       ((uint4*)&work)[threadIdx.x] = v;
     }
     __syncthreads();

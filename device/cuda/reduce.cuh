@@ -100,9 +100,12 @@ static __device__ __forceinline__ uint4 mk_combine_vec(bool hasA, bool hasB, uin
   return r;
 }
 
-/* dst0 (and dst1) = [post](a (+) [pre](b)); a or b may be NULL. */
+/* dst0 (and dst1) = [post](a (+) [pre](b)); a or b may be NULL. Not
+ * inlined, like mk_copy: one copy of each loop instead of one per ring
+ * collective that calls it, so ptxas takes 40 s for the kernel instead of 3
+ * minutes, and allocates each loop's registers on its own. */
 template <typename T, int OP>
-static __device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, const char* a, const char* b, char* d0,
+static __device__ __noinline__ void mk_reduce_copy(int tid, int nthreads, const char* a, const char* b, char* d0,
                                                char* d1, int64_t nelem, uint64_t scalarBits, int post) {
   typedef typename mk_elem<T>::C C;
   const C s = mk_scalar<T>(scalarBits, OP);
@@ -155,7 +158,7 @@ static __device__ __forceinline__ void mk_reduce_copy(int tid, int nthreads, con
 }
 
 /* Plain copies (one input, no arithmetic): bytes, 16 at a time, unrolled. */
-static __device__ __forceinline__ void mk_copy(int tid, int nthreads, const char* src, char* d0, char* d1, int64_t bytes) {
+static __device__ __noinline__ void mk_copy(int tid, int nthreads, const char* src, char* d0, char* d1, int64_t bytes) {
   uintptr_t mis = (uintptr_t)src | (uintptr_t)d0 | (uintptr_t)d1;
   int64_t nvec = (mis & 15) ? 0 : bytes / 16;
   const uint4* s = (const uint4*)src;
