@@ -17,6 +17,16 @@ MK_HD void mk_coll_shape(int coll, int algo, int* chunkSteps, int* sliceSteps) {
   }
 }
 
+/* The same for a protocol: LL moves one step per chunk (its lines carry
+ * their own flags, so there is nothing to pipeline within a chunk). */
+MK_HD void mk_coll_shape_proto(int coll, int algo, int proto, int* chunkSteps, int* sliceSteps) {
+  if (proto == MK_PROTO_LL) {
+    *chunkSteps = *sliceSteps = 1;
+    return;
+  }
+  mk_coll_shape(coll, algo, chunkSteps, sliceSteps);
+}
+
 /* Elements a chunk boundary is aligned to: 16 bytes, for vector loads. */
 MK_HD int64_t mk_elem_align(int typeSize) { return typeSize >= 16 ? 1 : 16 / typeSize; }
 

@@ -20,6 +20,9 @@ typedef struct {
   mkcclConnFifo_v1* connFifo;
   uint64_t step;              /* the GPU executor's step counter, kept across kernels */
   void* netDevHandle;         /* receives land elsewhere (net device UNPACK): the plugin's handle, else NULL */
+  char* llBuff;               /* LL protocol lines (in the receiver's memory), NULL: no LL */
+  int32_t llStepSize;         /* bytes of lines per step (half of it data) */
+  int32_t pad;
 } mk_dev_conn_t;
 
 typedef struct {

@@ -475,6 +475,8 @@ static ncclResult_t gpu_conn_fill(gpu_exec_t* ex, mk_dev_conn_t* d, const connec
   d->tail = c->info.tail;
   d->head = c->info.head;
   d->connFifo = c->info.connFifo;
+  d->llBuff = c->info.buffs[MKCCL_PROTO_LL];
+  d->llStepSize = c->info.stepSize[MKCCL_PROTO_LL];
   d->step = 0;
   return ncclSuccess;
 }

@@ -57,6 +57,7 @@ struct mk_prims {
   volatile uint64_t* row;    /* this channel's row, for a timeout's mark, or NULL */
   uint64_t ticks;            /* thread 0's progress count, written to the row (never read back: host memory) */
   char* unpackScratch;       /* shared, per-warp metadata staging (UNPACK variant) */
+  int proto;                 /* MK_PROTO_SIMPLE or MK_PROTO_LL */
 };
 
 static __device__ __forceinline__ uint64_t mk_globaltimer(void) {
@@ -250,9 +251,15 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
   return 0;
 }
 
+#include "device/cuda/prims_ll.cuh"
+
+static __device__ __forceinline__ int mk_prims_any(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
+  return p->proto == MK_PROTO_LL ? mk_prims_chunk_ll(p, prim, src, dst, nelem) : mk_prims_chunk(p, prim, src, dst, nelem);
+}
+
 #define MK_ALGO_FN static __device__
 #define MK_PRIMS_T mk_prims
-#define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_chunk((p), (prim), (const char*)(src), (char*)(dst), (nelem))
+#define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_any((p), (prim), (const char*)(src), (char*)(dst), (nelem))
 #include "device/common/coll_ring.h"
 
 static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
@@ -267,6 +274,7 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_p
   sp.ts = rp.ts = 1;
   sp.type = rp.type = ncclUint8;
   sp.op = rp.op = MK_OP_SUM;
+  sp.proto = rp.proto = MK_PROTO_SIMPLE;
   sp.recv = sp.send = rp.recv = rp.send = nullptr;
   if (w->sendBytes >= 0) {
     coll_p2p_part(w->sendBytes, w->nChannels, bid, chunk, &sendOff, &sendLen, &sendChunks);
@@ -295,7 +303,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
                               char* scratch) {
   mk_prims p;
   int chunkSteps, sliceSteps;
-  mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
+  mk_coll_shape_proto(w->coll, w->algo, w->proto, &chunkSteps, &sliceSteps);
   p.chunkSteps = chunkSteps;
   p.sliceSteps = sliceSteps;
   p.type = w->type;
@@ -309,6 +317,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.status = comm->traceStatus ? p.row : nullptr;
   p.unpackScratch = scratch;
   p.ticks = 0;
+  p.proto = w->proto == MK_PROTO_LL ? MK_PROTO_LL : MK_PROTO_SIMPLE;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
   /* (Send/Recv to itself never comes here: the planner copies on the stream.) */

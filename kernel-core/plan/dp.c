@@ -66,14 +66,31 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   int64_t p2p = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS");
   if (p2p < 1) p2p = 1;
   dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
-  dp->channelMinBytes = param_int("MKCCL_CHANNEL_MIN_BYTES");
+  int gpu = comm->cudaDev >= 0;
+  dp->channelMinBytes = param_int(gpu ? "MKCCL_GPU_CHANNEL_MIN_BYTES" : "MKCCL_CHANNEL_MIN_BYTES");
+  dp->gpuLLChannelBytes = param_int("MKCCL_GPU_LL_CHANNEL_BYTES");
   /* FLAT is no NCCL algorithm: where NCCL_ALGO or NCCL_PROTO says what may run, it does not. */
   const char* algo = param_str("NCCL_ALGO");
   const char* proto = param_str("NCCL_PROTO");
   int userChoice = (algo && algo[0]) || (proto && proto[0]);
-  dp->flatMaxBytes = comm->cudaDev < 0 && !userChoice ? param_int("MKCCL_FLAT_MAX_BYTES") : 0;
+  dp->flatMaxBytes = !gpu && !userChoice ? param_int("MKCCL_FLAT_MAX_BYTES") : 0;
+  dp->gpuLLMaxBytes = gpu && !userChoice && dp->ringLL ? param_int("MKCCL_GPU_LL_MAX_BYTES") : 0;
   int64_t batch = param_int("NCCL_WORK_FIFO_BYTES") / 2 / (int64_t)sizeof(mk_work_t);
   dp->workBatch = batch < 1 ? 1 : (int)batch;
+}
+
+/* The GPU kernels run LL on rings only where every ring connection has LL
+ * lines (transport-p2p gives them; SHM and NET do not, so far). */
+static int dp_rings_have_ll(const struct ncclComm* comm) {
+  const dp_state_t* dp = &comm->dp;
+  if (comm->cudaDev < 0 || dp->llBuffSize <= 0 || comm->nRanks < 2) return 0;
+  for (int c = 0; c < dp->nChannels; c++) {
+    const channel_t* ch = &dp->channels[c];
+    const connector_t* s = &ch->peers[ch->ring.next].send[MK_CONN_COLL];
+    const connector_t* r = &ch->peers[ch->ring.prev].recv[MK_CONN_COLL];
+    if (!s->connected || !r->connected || !s->info.buffs[MKCCL_PROTO_LL] || !r->info.buffs[MKCCL_PROTO_LL]) return 0;
+  }
+  return 1;
 }
 
 ncclResult_t dp_init(struct ncclComm* comm) {
@@ -83,6 +100,9 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   if (buff < 64 * MKCCL_STEPS || buff > (1 << 30))
     return MK_FAIL(ncclInvalidArgument, "NCCL_BUFFSIZE=%lld out of range", (long long)buff);
   dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
+  int64_t ll = param_int("NCCL_LL_BUFFSIZE");
+  if (ll < 0 || ll > (1 << 30)) return MK_FAIL(ncclInvalidArgument, "NCCL_LL_BUFFSIZE=%lld out of range", (long long)ll);
+  dp->llBuffSize = (int)(ll / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   /* A GPU rank's init thread works in its device's context. */
   if (comm->cudaDev >= 0) MK_CHECK(gpu_exec_bind(comm));
   MK_CHECK(dp_peers_fill(comm));
@@ -96,6 +116,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp->proxy.timeoutSec = param_int("MKCCL_TIMEOUT"); /* bounds the flush of finalize and destroy */
   MK_CHECK_GOTO(channel_setup(comm, dp_channel_count(comm)), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
+  dp->ringLL = dp_rings_have_ll(comm);
   dp_read_plan_params(comm);
   if (comm->cudaDev >= 0) {
     MK_CHECK_GOTO(gpu_exec_create(comm, (gpu_exec_t**)&dp->gpuExec), res, fail_channels);

@@ -34,11 +34,15 @@ typedef struct dp_state {
   void* gpuCtx;                /* their device's primary context, held */
   uint64_t gpuPeerCtxHeld;     /* devices whose primary context peer access maps: held (bit per device) */
   int buffSize;            /* bytes per connection buffer (Simple protocol) */
+  int llBuffSize;          /* bytes per GPU ring connection's LL buffer (0: none) */
+  int ringLL;              /* every ring connection has an LL buffer: the GPU kernels may run LL */
   /* Parameters the planner needs per operation, read once at init as NCCL
    * does (an environment lookup per call costs more than a small host
    * collective). */
   int p2pChannels;         /* MKCCL_[GPU_]P2P_NCHANNELS, within nChannels */
   int64_t channelMinBytes; /* MKCCL_CHANNEL_MIN_BYTES */
+  int64_t gpuLLMaxBytes;   /* MKCCL_GPU_LL_MAX_BYTES, 0 where NCCL_ALGO/NCCL_PROTO decide */
+  int64_t gpuLLChannelBytes; /* MKCCL_GPU_LL_CHANNEL_BYTES */
   int workBatch;           /* GPU items per launch: half of NCCL_WORK_FIFO_BYTES */
   uint64_t opCount;
   const void* net;         /* ncclNet_v12_t* of the chosen net plugin, NULL when none */

@@ -110,7 +110,7 @@ static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int n
     MK_CHECK(channel_tree_is_rooted(t->coll) ? channel_connect_rooted_trees(comm, t->root) : channel_connect_trees(comm));
   if (algo == MK_ALGO_FLAT) MK_CHECK(channel_connect_flat(comm));
   int chunkSteps, sliceSteps;
-  mk_coll_shape(t->coll, algo, &chunkSteps, &sliceSteps);
+  mk_coll_shape_proto(t->coll, algo, choice.proto, &chunkSteps, &sliceSteps);
   int64_t chunkElems = choice.chunkBytes / (int64_t)ts;
   int blocks = t->coll == MK_COLL_ALLREDUCE && algo == MK_ALGO_RING ? N : 1;
   memset(w, 0, sizeof(*w));

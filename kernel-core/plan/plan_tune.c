@@ -16,7 +16,8 @@
 #include "tune/tune.h"
 
 /* What the executors run: the host one rings and trees (AllReduce,
- * Broadcast, Reduce), the GPU one rings; Simple protocol only, so far. A
+ * Broadcast, Reduce) in Simple, the GPU one rings in Simple, and in LL where
+ * every ring connection has LL lines (dp.ringLL: P2P so far). A
  * GPU communicator thus never plans a tree: where the model or a tuner
  * plugin prefers one, the ring runs instead and tune_decide logs that once
  * per communicator (NCCL_ALGO=tree alone is an error there, as for any
@@ -25,6 +26,7 @@ static void plan_tune_supported(const struct ncclComm* comm, int coll,
                                 int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
   supported[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
+  if (comm->cudaDev >= 0 && comm->dp.ringLL) supported[NCCL_ALGO_RING][NCCL_PROTO_LL] = 1;
   if (comm->cudaDev < 0 && (coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE))
     supported[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
 }
@@ -43,8 +45,10 @@ static int64_t plan_chunk_clamp(size_t want, int64_t max, size_t typeSize) {
   return c < unit ? unit : c;
 }
 
-/* What a chunk of `algo` holds: its steps of the connection buffer. */
-static int64_t plan_chunk_max(const struct ncclComm* comm, int coll, int algo) {
+/* What a chunk of `algo` and `proto` holds: its steps of the connection
+ * buffer (LL: the data half of one step's lines). */
+static int64_t plan_chunk_max(const struct ncclComm* comm, int coll, int algo, int proto) {
+  if (proto == MK_PROTO_LL) return comm->dp.llBuffSize / MKCCL_STEPS / 2;
   int chunkSteps, sliceSteps;
   mk_coll_shape(coll, algo, &chunkSteps, &sliceSteps);
   return (int64_t)chunkSteps * (comm->dp.buffSize / MKCCL_STEPS);
@@ -59,7 +63,7 @@ static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t byt
   int func = tune_func_of_mk_coll(coll);
   if (func < 0) return MK_FAIL(ncclInternalError, "plan: collective %d has no tuner function", coll);
   tune_request_t req = {func, bytes, comm->dp.nChannels, numPipeOps, 0,
-                        (size_t)plan_chunk_max(comm, coll, MK_ALGO_RING), (const int(*)[NCCL_NUM_PROTOCOLS])supported};
+                        (size_t)plan_chunk_max(comm, coll, MK_ALGO_RING, MK_PROTO_SIMPLE), (const int(*)[NCCL_NUM_PROTOCOLS])supported};
   MK_CHECK(tune_decide_request(comm->tune, &req, c));
   MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo %s proto %s, predicted %.1f us (rank %d, opCount %llu)",
           tune_func_name(func), bytes, tune_algo_name(c->algo), tune_proto_name(c->proto), (double)c->predictedUs,
@@ -79,6 +83,24 @@ static int plan_flat_fits(struct ncclComm* comm, const plan_task_t* t) {
          !tune_ctx_tuner(comm->tune);
 }
 
+/* LL on GPU rings: each channel moves one step of lines per hop, so small
+ * collectives spread over channels of MKCCL_GPU_LL_CHANNEL_BYTES each. */
+static int plan_ll_channels(const struct ncclComm* comm, size_t bytes) {
+  int64_t per = comm->dp.gpuLLChannelBytes > 0 ? comm->dp.gpuLLChannelBytes : (int64_t)bytes + 1;
+  int64_t want = ((int64_t)bytes + per - 1) / per;
+  if (want < 1) want = 1;
+  return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;
+}
+
+/* Up to MKCCL_GPU_LL_MAX_BYTES a GPU ring runs LL (measured on 2 H100s,
+ * docs/perf/multi-gpu.md: our Simple pays a system fence and three block
+ * barriers per slice, LL one store per hop). Like FLAT, left out where a
+ * tuner plugin, NCCL_ALGO or NCCL_PROTO decides (gpuLLMaxBytes is 0 then). */
+static int plan_gpu_ll_fits(struct ncclComm* comm, const plan_task_t* t, size_t bytes) {
+  return comm->cudaDev >= 0 && comm->dp.ringLL && (int64_t)bytes <= comm->dp.gpuLLMaxBytes && t->coll != MK_COLL_SENDRECV &&
+         !tune_ctx_tuner(comm->tune);
+}
+
 ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
                             plan_choice_t* out) {
   if (plan_flat_fits(comm, t)) {
@@ -88,14 +110,26 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int num
             (unsigned long long)comm->dp.opCount);
     return ncclSuccess;
   }
+  size_t bytes = plan_tune_bytes(comm, t);
+  if (plan_gpu_ll_fits(comm, t, bytes)) {
+    *out = (plan_choice_t){MK_ALGO_RING, MK_PROTO_LL, plan_ll_channels(comm, bytes),
+                           plan_chunk_clamp(comm->dp.llBuffSize / MKCCL_STEPS / 2, comm->dp.llBuffSize / MKCCL_STEPS / 2,
+                                            host_type_size(t->type)), -1.0f};
+    MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo ring proto ll, %d channel(s) (MKCCL_GPU_LL_MAX_BYTES %lld; rank %d, opCount %llu)",
+            tune_func_name(tune_func_of_mk_coll(t->coll)), bytes, out->nChannels, (long long)comm->dp.gpuLLMaxBytes,
+            comm->rank, (unsigned long long)comm->dp.opCount);
+    return ncclSuccess;
+  }
   tune_choice_t c;
-  MK_CHECK(plan_tune_decide(comm, t->coll, plan_tune_bytes(comm, t), numPipeOps, &c));
+  MK_CHECK(plan_tune_decide(comm, t->coll, bytes, numPipeOps, &c));
   out->algo = c.algo;
   out->proto = c.proto;
-  out->nChannels = tune_ctx_tuner(comm->tune) ? c.nChannels : defaultChannels;
+  out->nChannels = tune_ctx_tuner(comm->tune) ? c.nChannels
+                   : comm->cudaDev >= 0 && c.proto == MK_PROTO_LL ? plan_ll_channels(comm, bytes)
+                                                                  : defaultChannels;
   if (out->nChannels < 1) out->nChannels = 1;
   if (out->nChannels > comm->dp.nChannels) out->nChannels = comm->dp.nChannels;
-  out->chunkBytes = plan_chunk_clamp(c.chunkSize, plan_chunk_max(comm, t->coll, c.algo), host_type_size(t->type));
+  out->chunkBytes = plan_chunk_clamp(c.chunkSize, plan_chunk_max(comm, t->coll, c.algo, c.proto), host_type_size(t->type));
   out->predictedUs = c.predictedUs;
   return ncclSuccess;
 }

@@ -9,7 +9,9 @@
  * the sender, which writes locally and publishes the tail remotely; the
  * receiver reads the data across the link. A peer in this process maps the
  * region by pointer (peer access enabled); another process opens a CUDA IPC
- * handle. */
+ * handle. LL lines (ring connections, when the core asks for them) always
+ * live with the receiver, after its control words: the sender stores data
+ * and flag together across the link and the receiver polls its own memory. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,14 +31,17 @@ typedef struct {
   int32_t hasBuffer;
   uint64_t pidHash;
   uint64_t bytes;
+  uint64_t llBytes; /* LL lines in this region (a receiver's), after the control words */
   void* ptr;     /* the region, for a peer in this process */
   char ipc[64];  /* the region, for another process */
 } p2p_connect_info_t;
+_Static_assert(sizeof(p2p_connect_info_t) <= MKCCL_CONNECT_INFO_BYTES, "p2p connect info too large");
 
 typedef struct {
   p2p_ctx_t* ctx;
   int isSend;
   int stepSize;
+  int llBytes;        /* our LL lines (a receiver's; 0: none) */
   char* local;        /* our region */
   int localHasBuffer;
   char* remote;       /* the peer's region as we address it */
@@ -78,7 +83,8 @@ static ncclResult_t p2p_setup(void* tctx, const mkcclConnSetup_v1* args, void* c
   c->stepSize = args->buffSizes[MKCCL_PROTO_SIMPLE] / MKCCL_STEPS;
   c->myPidHash = args->self->pidHash;
   c->localHasBuffer = isSend ? ctx->readMode : !ctx->readMode;
-  size_t bytes = P2P_CTRL_BYTES + (c->localHasBuffer ? (size_t)c->stepSize * MKCCL_STEPS : 0);
+  c->llBytes = isSend ? 0 : args->buffSizes[MKCCL_PROTO_LL];
+  size_t bytes = P2P_CTRL_BYTES + (size_t)c->llBytes + (c->localHasBuffer ? (size_t)c->stepSize * MKCCL_STEPS : 0);
   ncclResult_t res = sv->deviceAlloc(sv->ctx, bytes, (void**)&c->local);
   if (res != ncclSuccess) {
     free(c);
@@ -90,6 +96,7 @@ static ncclResult_t p2p_setup(void* tctx, const mkcclConnSetup_v1* args, void* c
   info.hasBuffer = c->localHasBuffer;
   info.pidHash = args->self->pidHash;
   info.bytes = bytes;
+  info.llBytes = (uint64_t)c->llBytes;
   info.ptr = c->local;
   res = sv->ipcHandle(sv->ctx, c->local, info.ipc);
   if (res != ncclSuccess) {
@@ -132,9 +139,14 @@ static ncclResult_t p2p_connect(void* conn, const void* peerConnectInfo, mkcclCo
   char* sendRegion = c->isSend ? c->local : c->remote;
   char* recvRegion = c->isSend ? c->remote : c->local;
   char* buffRegion = c->localHasBuffer ? c->local : c->remote;
+  size_t llBytes = c->isSend ? peer.llBytes : (size_t)c->llBytes; /* the receiver's */
   memset(info, 0, sizeof(*info));
-  info->buffs[MKCCL_PROTO_SIMPLE] = buffRegion + P2P_CTRL_BYTES;
+  info->buffs[MKCCL_PROTO_SIMPLE] = buffRegion + P2P_CTRL_BYTES + (buffRegion == recvRegion ? llBytes : 0);
   info->stepSize[MKCCL_PROTO_SIMPLE] = c->stepSize;
+  if (llBytes > 0) {
+    info->buffs[MKCCL_PROTO_LL] = recvRegion + P2P_CTRL_BYTES;
+    info->stepSize[MKCCL_PROTO_LL] = (int32_t)(llBytes / MKCCL_STEPS);
+  }
   info->tail = &((mkcclRecvMem_v1*)recvRegion)->tail;
   info->head = &((mkcclSendMem_v1*)sendRegion)->head;
   info->connFifo = NULL;

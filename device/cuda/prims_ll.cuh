@@ -1,0 +1,162 @@
+/* The LL protocol (seed 000, "LL"): each 16-byte line carries 8 data bytes
+ * and the step's flag twice, {data1, flag1, data2, flag2}, stored in one
+ * vector store. The receiver polls its own lines until both flags say this
+ * step, so a hop costs one store across the link: no system fence, no tail,
+ * no block barrier between the wait and the data. Only the head (the
+ * sender's credit) is posted as in Simple. A chunk is one step; its lines
+ * sit in the receiver's memory (transport-p2p), each thread moves its own.
+ * Included by kernels.cu after mk_prims and its helpers. */
+#ifndef MKCCL_CUDA_PRIMS_LL_CUH
+#define MKCCL_CUDA_PRIMS_LL_CUH
+
+/* 8 bytes of an element run: the line's data, folded per type and op. */
+template <typename T, int OP>
+static __device__ __forceinline__ uint64_t mk_ll_fold(bool hasA, bool hasB, uint64_t x, uint64_t y, uint64_t scalarBits,
+                                                      bool post) {
+  typedef typename mk_elem<T>::C C;
+  const C s = mk_scalar<T>(scalarBits, OP);
+  const bool doPost = post && OP == MK_OP_SUMPOSTDIV;
+  uint64_t r;
+  const T* xt = (const T*)&x;
+  const T* yt = (const T*)&y;
+  T* rt = (T*)&r;
+#pragma unroll
+  for (int k = 0; k < (int)(8 / sizeof(T)); k++) rt[k] = mk_combine_elem<T, OP>(hasA, hasB, xt[k], yt[k], s, doPost);
+  return r;
+}
+
+template <typename T>
+static __device__ uint64_t mk_ll_fold_op(int op, bool hasA, bool hasB, uint64_t x, uint64_t y, uint64_t s, bool post) {
+  switch (op) {
+    case MK_OP_PROD: return mk_ll_fold<T, MK_OP_PROD>(hasA, hasB, x, y, s, post);
+    case MK_OP_MAX: return mk_ll_fold<T, MK_OP_MAX>(hasA, hasB, x, y, s, post);
+    case MK_OP_MIN: return mk_ll_fold<T, MK_OP_MIN>(hasA, hasB, x, y, s, post);
+    case MK_OP_PREMULSUM: return mk_ll_fold<T, MK_OP_PREMULSUM>(hasA, hasB, x, y, s, post);
+    case MK_OP_SUMPOSTDIV: return mk_ll_fold<T, MK_OP_SUMPOSTDIV>(hasA, hasB, x, y, s, post);
+    default: return mk_ll_fold<T, MK_OP_SUM>(hasA, hasB, x, y, s, post);
+  }
+}
+
+/* x: received, y: this rank's input (either may be absent). Small messages
+ * only, so one switch per line costs nothing that matters, and keeps the
+ * kernel's instantiations (and CI's build time) down. */
+static __device__ __noinline__ uint64_t mk_ll_fold_any(const mk_prims* p, bool hasA, bool hasB, uint64_t x, uint64_t y, bool post) {
+  switch (p->type) {
+    case ncclInt8: return mk_ll_fold_op<int8_t>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclUint8: return mk_ll_fold_op<uint8_t>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclInt32: return mk_ll_fold_op<int32_t>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclUint32: return mk_ll_fold_op<uint32_t>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclInt64: return mk_ll_fold_op<int64_t>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclUint64: return mk_ll_fold_op<uint64_t>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclFloat16: return mk_ll_fold_op<__half>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclFloat32: return mk_ll_fold_op<float>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclFloat64: return mk_ll_fold_op<double>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclBfloat16: return mk_ll_fold_op<__nv_bfloat16>(p->op, hasA, hasB, x, y, p->scalar, post);
+    case ncclFloat8e4m3: return mk_ll_fold_op<__nv_fp8_e4m3>(p->op, hasA, hasB, x, y, p->scalar, post);
+    default: return mk_ll_fold_op<__nv_fp8_e5m2>(p->op, hasA, hasB, x, y, p->scalar, post);
+  }
+}
+
+/* Up to 8 bytes of user memory; byte by byte where the address or the
+ * length does not allow one 8-byte access (int8 buffers may start anywhere). */
+static __device__ __forceinline__ uint64_t mk_ll_load(const char* src, int len) {
+  if (len == 8 && ((uintptr_t)src & 7) == 0) return *(const uint64_t*)src;
+  uint64_t v = 0;
+  for (int k = 0; k < len; k++) v |= (uint64_t)(uint8_t)src[k] << (8 * k);
+  return v;
+}
+static __device__ __forceinline__ void mk_ll_store(char* dst, uint64_t v, int len) {
+  if (len == 8 && ((uintptr_t)dst & 7) == 0) {
+    *(uint64_t*)dst = v;
+    return;
+  }
+  for (int k = 0; k < len; k++) dst[k] = (char)(v >> (8 * k));
+}
+
+static __device__ __forceinline__ void mk_ll_put(char* line, uint64_t v, uint32_t flag) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"((uint32_t)v), "r"(flag),
+               "r"((uint32_t)(v >> 32)), "r"(flag)
+               : "memory");
+}
+
+/* Poll one line until it carries `flag` in both halves (each 8-byte half is
+ * stored whole, so both flags right means both data words are). Every 4096
+ * polls: the abort flags, and the timeout that marks a dead peer (as mk_wait). */
+static __device__ bool mk_ll_get(const mk_prims* p, const char* line, uint32_t flag, uint64_t* out) {
+  int spins = 0;
+  uint64_t since = 0;
+  for (;;) {
+    uint32_t d1, f1, d2, f2;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d1), "=r"(f1), "=r"(d2), "=r"(f2)
+                 : "l"(line)
+                 : "memory");
+    if (f1 == flag && f2 == flag) {
+      *out = (uint64_t)d1 | (uint64_t)d2 << 32;
+      return true;
+    }
+    if (++spins < 4096) continue;
+    spins = 0;
+    if (*p->abortFlag || *(volatile int*)p->aborted) return false;
+    if (p->timeoutNs) {
+      uint64_t now = mk_globaltimer();
+      if (since == 0) {
+        since = now;
+      } else if (now - since > p->timeoutNs) {
+        if (p->row) p->row[MK_STATUS_TIMEDOUT] = 1;
+        __threadfence_system();
+        *p->abortFlag = 1;
+        return false;
+      }
+    }
+  }
+}
+
+/* One chunk (one step on each connection used) in LL. Non-zero when aborted. */
+static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
+  bool recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
+  bool useSrc = mk_prim_reads_src(prim), useDst = mk_prim_writes_dst(prim);
+  bool final = mk_prim_is_final(prim);
+  bool arith = (recv && useSrc) || (useSrc && p->op == MK_OP_PREMULSUM) || (final && p->op == MK_OP_SUMPOSTDIV);
+  int64_t bytes = nelem * p->ts;
+  uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
+  if (send) { /* a free slot: the receiver is done with the step MKCCL_STEPS back */
+    if (threadIdx.x == 0) {
+      uint64_t end = sstep + 1;
+      if (!mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status, p->row, &p->ticks,
+                   p->timeoutNs))
+        *p->aborted = 1;
+    }
+    __syncthreads();
+    if (*p->aborted) return 1;
+  }
+  const char* rl = recv ? p->recv->llBuff + (size_t)(rstep % MKCCL_STEPS) * p->recv->llStepSize : nullptr;
+  char* sl = send ? p->send->llBuff + (size_t)(sstep % MKCCL_STEPS) * p->send->llStepSize : nullptr;
+  uint32_t rflag = (uint32_t)(rstep + 1), sflag = (uint32_t)(sstep + 1); /* never 0: zeroed lines are no step */
+  int64_t lines = (bytes + 7) / 8;
+  for (int64_t i = threadIdx.x; i < lines; i += blockDim.x) {
+    int len = bytes - i * 8 < 8 ? (int)(bytes - i * 8) : 8;
+    uint64_t in = 0, mine = 0, v;
+    if (recv && !mk_ll_get(p, rl + i * 16, rflag, &in)) {
+      *(volatile int*)p->aborted = 1;
+      break;
+    }
+    if (useSrc) mine = mk_ll_load(src + i * 8, len);
+    v = arith ? mk_ll_fold_any(p, recv, useSrc, in, mine, final) : (recv ? in : mine);
+    if (send) mk_ll_put(sl + i * 16, v, sflag);
+    if (useDst) mk_ll_store(dst + i * 8, v, len);
+  }
+  __syncthreads();
+  if (*p->aborted) return 1;
+  if (threadIdx.x == 0) {
+    if (recv) { /* every thread has read its lines (the barrier): the slot is free */
+      mk_st_relaxed(p->recv->head, rstep + 1);
+      p->recv->step = rstep + 1;
+    }
+    if (send) p->send->step = sstep + 1;
+  }
+  __syncthreads();
+  return 0;
+}
+
+#endif
