@@ -3,14 +3,19 @@
 # in one device call (< 9 min), over all of its N GPUs, one rank per GPU.
 # Before the call, on the build machine: tools/dev/build.sh && PACK_NVJITLINK=0 tools/gpu/pack.sh
 #   run(command="bash tools/gpu/multi_gpu.sh", kind="nvidia-h200-x2", carry=[".carry"], timeout_s=590)
-# Sections, run in this order: Q F L T C (MULTI_GPU_ONLY picks, default all;
+# Sections, run in this order: Q F M L T C (MULTI_GPU_ONLY picks, default all;
 # ONE_GPU_CASES is a regex on case names); correctness first, so a short
 # budget (ONE_GPU_BUDGET_S) skips benchmarks, not checks:
 #   Q  quick correctness: test_gpu_coll (every collective, a few types and
 #      sizes) with N processes and with N GPUs in one process, over P2P (the
 #      default mode, write except on Ampere, and read mode), SHM only and NET only; the
 #      logs must show the transport asked for; a captured graph; a peer
-#      killed mid-AllReduce and init/abort cycles (no leaks) over P2P
+#      killed mid-AllReduce and init/abort cycles (no leaks) over P2P; the
+#      matrix again with NCCL_PROTO=LL and NCCL_PROTO=Simple (the model mixes
+#      them by size otherwise)
+#   M  what one CTA does: tools/gpu/bench/gpu_micro.cu (copy and reduce
+#      rates, the cost of a fence and of a hop; MICRO_TESTS picks), and
+#      AllReduce/Broadcast on one channel, mkccl vs NCCL (Simple, one channel)
 #   L  small-AllReduce latency (8 B to 1 MB, 200 iterations): host time per
 #      call and per iteration, NCCL and mkccl (default, 1 channel, P2P read
 #      mode, SHM)
@@ -28,7 +33,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu/gpu_lib.sh
-ONLY=${MULTI_GPU_ONLY:-QFLTC}
+ONLY=${MULTI_GPU_ONLY:-QFMLTC}
 N=${MULTI_GPU_N:-$NGPU}
 if ((N < 2)); then echo "multi_gpu.sh: $NGPU GPU(s) here; use tools/gpu/one_gpu.sh"; exit 2; fi
 echo "== $N ranks, one per GPU; topology:"
@@ -56,6 +61,11 @@ t proc_net 60 $G $NET_ONLY -- $C/bin/test_gpu_coll proc $N quick
 via proc_net net
 t thread_net 60 $G $NET_ONLY -- $C/bin/test_gpu_coll thread $N quick
 via thread_net net
+t proc_p2p_ll 90 $G NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL_PROTO=LL -- $C/bin/test_gpu_coll proc $N quick
+need proc_p2p_ll "proto ll"
+t thread_p2p_ll 90 $G NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL_PROTO=LL -- $C/bin/test_gpu_coll thread $N quick
+need thread_p2p_ll "proto ll"
+t proc_p2p_simple 60 $G NCCL_PROTO=Simple -- $C/bin/test_gpu_coll proc $N quick
 t graph_p2p 60 $G -- $C/bin/test_gpu_coll graph $N
 t kill_p2p 30 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_fault kill $N
 t leak_p2p 60 $G MKCCL_TIMEOUT=600 -- $C/bin/test_gpu_fault leak $N
@@ -65,6 +75,19 @@ if [[ $ONLY == *F* ]]; then
 echo "== F: the full matrix, $N GPUs, P2P"
 t full_proc_p2p 200 $G -- $C/bin/test_gpu_coll proc $N
 t full_thread_p2p 200 $G -- $C/bin/test_gpu_coll thread $N
+fi
+
+if [[ $ONLY == *M* ]]; then
+echo "== M: one CTA: microbenchmark, then one channel, mkccl vs NCCL (Simple)"
+t micro 60 -- $C/bin/mkccl-gpu-micro ${MICRO_TESTS:-copy reduce slice pingpong}
+grep -v "^$" "$OUT/micro.log" | sed 's/^/  /'
+for coll in all_reduce broadcast; do
+  t "one_ch_${coll}_nccl" 60 LD_LIBRARY_PATH=$NC_LD NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1 NCCL_PROTO=Simple -- \
+    $C/bin/mkccl-run -n $N -- $C/bin/mkccl-perf-gpu $coll -b 16M -e 256M -f 4 -n 10 -w 3 -c 0
+  t "one_ch_${coll}_mkccl" 60 LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_NCHANNELS=1 -- \
+    $C/bin/mkccl-run -n $N -- $C/bin/mkccl-perf-gpu $coll -b 16M -e 256M -f 4 -n 10 -w 3 -c 0
+  for lib in nccl mkccl; do echo "  $coll one channel, $lib:"; grep "^ " "$OUT/one_ch_${coll}_$lib.log" | sed 's/^/  /'; done
+done
 fi
 
 if [[ $ONLY == *L* ]]; then
@@ -77,7 +100,7 @@ lat() { # name, ld, env...: 8 B to 1 MB, 200 iterations
 }
 lat nccl $NC_LD
 lat mkccl $MK_LD
-lat mkccl_1ch $MK_LD MKCCL_GPU_NCHANNELS=1
+lat mkccl_simple $MK_LD NCCL_PROTO=Simple
 lat mkccl_read $MK_LD NCCL_P2P_READ_ENABLE=1
 lat mkccl_shm $MK_LD NCCL_P2P_DISABLE=1
 fi

@@ -15,6 +15,8 @@ for b in mkccl-info mkccl-run mkccl-perf mkccl-perf-gpu mkccl-netcheck mkccl-unp
          test_coll_public; do
   cp -a "build/bin/$b" .carry/bin/
 done
+# The microbenchmark of tools/gpu/bench (static cudart, ~1 MB), where nvcc is.
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then tools/gpu/bench/build_micro.sh .carry/bin/mkccl-gpu-micro; fi
 cp -aL /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 .carry/deps/
 # nvJitLink (UNPACK on GPUs links device code at init), in case that machine
 # has none of CUDA 13: 99 MB, so compressed (kept in build/ between packs).
