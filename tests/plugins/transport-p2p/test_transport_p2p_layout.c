@@ -11,15 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "transport/mkccl_transport_v1.h"
-
-#define CHECK(c)                                                           \
-  do {                                                                     \
-    if (!(c)) {                                                            \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
 
 /* Regions handed out, to find which one an address falls in. */
 static struct {
