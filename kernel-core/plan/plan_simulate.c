@@ -3,7 +3,6 @@
  * nothing is planned for real, nothing moves. */
 #include "base/err.h"
 #include "comm/comm.h"
-#include "device/common/work.h"
 #include "plan/plan_tune.h"
 #include "plan/task.h"
 
@@ -14,7 +13,9 @@ ncclResult_t plan_simulate(struct ncclComm* comm, const plan_task_list_t* tasks,
     if (t->kind != TASK_COLL || t->count == 0 || comm->nRanks == 1) continue;
     plan_choice_t c;
     MK_CHECK(plan_tune_coll(comm, t, nColl, comm->dp.nChannels, &c));
-    if (c.algo == MK_ALGO_FLAT) MK_CHECK(plan_tune_predict(comm, t, nColl, &c.predictedUs));
+    /* FLAT and the GPU's LL rule have no model time: the model's own pick's
+     * (an upper bound: each runs only where it measured faster). */
+    if (c.predictedUs < 0) MK_CHECK(plan_tune_predict(comm, t, nColl, &c.predictedUs));
     if (c.predictedUs > 0) total += c.predictedUs;
   }
   *us = total;
