@@ -59,6 +59,13 @@ BAD(split_finalized, ncclCommSplit(finalized, 0, 0, &(ncclComm_t){0}, NULL))
 BAD(register_null, ncclCommRegister(good, NULL, 16, &(void*){0}))
 BAD(register_null_handle, ncclCommRegister(good, buf, sizeof(buf), NULL))
 BAD(deregister_null_comm, ncclCommDeregister(NULL, buf))
+BAD(window_null, ncclCommWindowRegister(good, NULL, 16, &(ncclWindow_t){0}, NCCL_WIN_DEFAULT))
+BAD(window_null_win, ncclCommWindowRegister(good, buf, sizeof(buf), NULL, NCCL_WIN_DEFAULT))
+BAD(window_size, ncclCommWindowRegister(good, buf, 0, &(ncclWindow_t){0}, NCCL_WIN_DEFAULT))
+BAD(window_flags, ncclCommWindowRegister(good, buf, sizeof(buf), &(ncclWindow_t){0}, 0x40))
+BAD(window_finalized, ncclCommWindowRegister(finalized, buf, sizeof(buf), &(ncclWindow_t){0}, NCCL_WIN_DEFAULT))
+BAD(window_deregister_unknown, ncclCommWindowDeregister(good, (ncclWindow_t)(void*)buf))
+BAD(window_deregister_null, ncclCommWindowDeregister(good, NULL))
 BAD(premul_null_op, ncclRedOpCreatePreMulSum(NULL, buf, ncclFloat, ncclScalarHostImmediate, good))
 BAD(premul_type, ncclRedOpCreatePreMulSum(&(ncclRedOp_t){0}, buf, BADTYPE, ncclScalarHostImmediate, good))
 BAD(premul_null_scalar, ncclRedOpCreatePreMulSum(&(ncclRedOp_t){0}, NULL, ncclFloat, ncclScalarHostImmediate, good))
@@ -129,6 +136,13 @@ static const bad_case_t cases[] = {
     ROW("ncclCommRegister", "null buffer", register_null, 0, "ncclCommRegister"),
     ROW("ncclCommRegister", "null handle", register_null_handle, 0, "ncclCommRegister"),
     ROW("ncclCommDeregister", "null comm", deregister_null_comm, 0, "ncclCommDeregister"),
+    ROW("ncclCommWindowRegister", "null buffer", window_null, 0, "ncclCommWindowRegister"),
+    ROW("ncclCommWindowRegister", "null output", window_null_win, 0, "ncclCommWindowRegister"),
+    ROW("ncclCommWindowRegister", "size 0", window_size, 0, "ncclCommWindowRegister"),
+    ROW("ncclCommWindowRegister", "unknown flags", window_flags, 0, "ncclCommWindowRegister"),
+    ROW("ncclCommWindowRegister", "finalized comm", window_finalized, 1, "ncclCommWindowRegister"),
+    ROW("ncclCommWindowDeregister", "unknown window", window_deregister_unknown, 0, "ncclCommWindowDeregister"),
+    ROW("ncclCommWindowDeregister", "null window", window_deregister_null, 0, "ncclCommWindowDeregister"),
     ROW("ncclRedOpCreatePreMulSum", "null output", premul_null_op, 0, "ncclRedOpCreatePreMulSum"),
     ROW("ncclRedOpCreatePreMulSum", "wrong type", premul_type, 0, "ncclRedOpCreatePreMulSum"),
     ROW("ncclRedOpCreatePreMulSum", "null scalar", premul_null_scalar, 0, "ncclRedOpCreatePreMulSum"),

@@ -1,0 +1,79 @@
+/* ncclCommWindowRegister/Deregister: a buffer registered by every rank of
+ * a communicator, collectively, as NCCL 2.27+ does for its symmetric
+ * kernels. mkccl's kernels copy through their connections' buffers, so a
+ * window is a checked record of the range for now (collectives on it run
+ * as on any buffer); the registration is still collective: every rank's
+ * size and flags are exchanged, and a mismatch fails on every rank alike
+ * instead of registering on some. */
+#include <stdlib.h>
+
+#include "api/api.h"
+#include "base/err.h"
+#include "comm/comm.h"
+#include "device/cuda/gpu_exec.h"
+
+struct ncclWindow_vidmem {
+  uint64_t magic;
+  struct ncclComm* comm;
+  void* buff;
+  size_t size;
+  int flags;
+};
+#define WINDOW_MAGIC 0x6d6b77696eull /* "mkwin" */
+#define WINDOW_FLAGS (NCCL_WIN_DEFAULT | NCCL_WIN_COLL_SYMMETRIC)
+
+typedef struct {
+  uint64_t size;
+  int32_t flags;
+  int32_t pad;
+} window_peer_t;
+
+/* Every rank's size and flags; ncclInvalidUsage on all of them when any
+ * differs (the same table everywhere, so the same verdict). */
+static ncclResult_t window_agree(struct ncclComm* comm, size_t size, int flags, const char* fn) {
+  window_peer_t* all = calloc((size_t)comm->nRanks, sizeof(*all));
+  if (!all) return MK_FAIL(ncclSystemError, "%s: out of memory", fn);
+  all[comm->rank] = (window_peer_t){(uint64_t)size, flags, 0};
+  ncclResult_t res = bootstrap_allgather(comm->bootstrap, all, sizeof(*all));
+  if (res != ncclSuccess) {
+    free(all);
+    return MK_FAIL(res, "%s: exchanging the window with the other ranks failed", fn);
+  }
+  for (int r = 1; r < comm->nRanks && res == ncclSuccess; r++)
+    if (all[r].size != all[0].size || all[r].flags != all[0].flags)
+      res = MK_FAIL(ncclInvalidUsage, "%s: ranks disagree: rank 0 registers %llu bytes (flags 0x%x), rank %d %llu (0x%x)",
+                    fn, (unsigned long long)all[0].size, all[0].flags, r, (unsigned long long)all[r].size, all[r].flags);
+  free(all);
+  return res;
+}
+
+MK_API(ncclResult_t, CommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
+  const char* fn = "ncclCommWindowRegister";
+  MK_CHECK(comm_check_usable(comm, fn));
+  if (!buff) return MK_FAIL(ncclInvalidArgument, "%s: buff is NULL", fn);
+  if (!win) return MK_FAIL(ncclInvalidArgument, "%s: win is NULL", fn);
+  if (size == 0) return MK_FAIL(ncclInvalidArgument, "%s: size is 0", fn);
+  if (winFlags & ~WINDOW_FLAGS) return MK_FAIL(ncclInvalidArgument, "%s: unknown flags 0x%x", fn, winFlags);
+  if (comm->cudaDev >= 0 && !gpu_exec_pointer_ok(buff))
+    return MK_FAIL(ncclInvalidArgument, "%s: a GPU communicator's window must be device (or registered host) memory", fn);
+  struct ncclWindow_vidmem* w = malloc(sizeof(*w));
+  if (!w) return MK_FAIL(ncclSystemError, "%s: out of memory", fn);
+  ncclResult_t res = window_agree(comm, size, winFlags, fn);
+  if (res != ncclSuccess) {
+    free(w);
+    return res;
+  }
+  *w = (struct ncclWindow_vidmem){WINDOW_MAGIC, comm, buff, size, winFlags};
+  *win = w;
+  return ncclSuccess;
+}
+
+MK_API(ncclResult_t, CommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
+  const char* fn = "ncclCommWindowDeregister";
+  MK_CHECK(comm_check(comm, fn));
+  if (!win || win->magic != WINDOW_MAGIC || win->comm != comm)
+    return MK_FAIL(ncclInvalidArgument, "%s: window %p was not registered with this communicator", fn, (void*)win);
+  win->magic = 0;
+  free(win);
+  return ncclSuccess;
+}
