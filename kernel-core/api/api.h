@@ -11,8 +11,4 @@
   __attribute__((visibility("default"), weak, alias("pnccl" #name))) ret nccl##name(__VA_ARGS__); \
   ret pnccl##name(__VA_ARGS__)
 
-/* For entry points whose issue has not landed: ncclInvalidUsage with a
- * last-error text naming what is missing. */
-ncclResult_t api_not_implemented(const char* function, const char* what);
-
 #endif

@@ -30,7 +30,3 @@ MK_API(const char*, GetLastError, ncclComm_t comm) {
 }
 
 MK_API(void, ResetDebugInit, void) { log_reset(); }
-
-ncclResult_t api_not_implemented(const char* function, const char* what) {
-  return MK_FAIL(ncclInvalidUsage, "%s is not implemented yet in mkccl (%s)", function, what);
-}
