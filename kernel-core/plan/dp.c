@@ -79,9 +79,9 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp->workBatch = batch < 1 ? 1 : (int)batch;
 }
 
-/* The GPU kernels run LL on rings only where every ring connection has LL
- * lines (transport-p2p gives them; SHM and NET do not, so far). */
-static int dp_rings_have_ll(const struct ncclComm* comm) {
+/* Whether this rank's ring connections all have LL lines (transport-p2p
+ * gives them; SHM and NET do not, so far). */
+static int dp_my_rings_have_ll(const struct ncclComm* comm) {
   const dp_state_t* dp = &comm->dp;
   if (comm->cudaDev < 0 || dp->llBuffSize <= 0 || comm->nRanks < 2) return 0;
   for (int c = 0; c < dp->nChannels; c++) {
@@ -91,6 +91,28 @@ static int dp_rings_have_ll(const struct ncclComm* comm) {
     if (!s->connected || !r->connected || !s->info.buffs[MKCCL_PROTO_LL] || !r->info.buffs[MKCCL_PROTO_LL]) return 0;
   }
   return 1;
+}
+
+/* The GPU kernels run LL on rings only where every rank's ring connections
+ * have LL lines: a protocol is chosen per collective on each rank alone, and
+ * ranks of one ring running different protocols would wait on each other for
+ * ever (8 GPUs on 2 hosts: the ranks next to the NET hop have none). */
+static ncclResult_t dp_rings_ll_agree(struct ncclComm* comm) {
+  dp_state_t* dp = &comm->dp;
+  dp->ringLL = 0;
+  if (comm->nRanks < 2) return ncclSuccess; /* every rank takes part, host ranks with a 0 */
+  int* all = calloc((size_t)comm->nRanks, sizeof(int));
+  if (!all) return MK_FAIL(ncclSystemError, "out of memory (LL agreement)");
+  all[comm->rank] = dp_my_rings_have_ll(comm);
+  ncclResult_t res = bootstrap_allgather(comm->bootstrap, all, sizeof(int));
+  if (res == ncclSuccess) {
+    dp->ringLL = 1;
+    for (int r = 0; r < comm->nRanks; r++) dp->ringLL &= all[r];
+  } else {
+    res = MK_FAIL(res, "Rank %d: exchanging whether rings have LL lines failed", comm->rank);
+  }
+  free(all);
+  return res;
 }
 
 ncclResult_t dp_init(struct ncclComm* comm) {
@@ -116,7 +138,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp->proxy.timeoutSec = param_int("MKCCL_TIMEOUT"); /* bounds the flush of finalize and destroy */
   MK_CHECK_GOTO(channel_setup(comm, dp_channel_count(comm)), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
-  dp->ringLL = dp_rings_have_ll(comm);
+  MK_CHECK_GOTO(dp_rings_ll_agree(comm), res, fail_channels);
   dp_read_plan_params(comm);
   if (comm->cudaDev >= 0) {
     MK_CHECK_GOTO(gpu_exec_create(comm, (gpu_exec_t**)&dp->gpuExec), res, fail_channels);
