@@ -13,16 +13,7 @@
 template <typename T, int OP>
 static __device__ __forceinline__ uint64_t mk_ll_fold(bool hasA, bool hasB, uint64_t x, uint64_t y, uint64_t scalarBits,
                                                       bool post) {
-  typedef typename mk_elem<T>::C C;
-  const C s = mk_scalar<T>(scalarBits, OP);
-  const bool doPost = post && OP == MK_OP_SUMPOSTDIV;
-  uint64_t r;
-  const T* xt = (const T*)&x;
-  const T* yt = (const T*)&y;
-  T* rt = (T*)&r;
-#pragma unroll
-  for (int k = 0; k < (int)(8 / sizeof(T)); k++) rt[k] = mk_combine_elem<T, OP>(hasA, hasB, xt[k], yt[k], s, doPost);
-  return r;
+  return mk_combine_pack<T, OP, uint64_t>(hasA, hasB, x, y, mk_scalar<T>(scalarBits, OP), post && OP == MK_OP_SUMPOSTDIV);
 }
 
 template <typename T>

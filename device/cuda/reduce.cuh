@@ -87,16 +87,17 @@ static __device__ __forceinline__ T mk_combine_elem(bool hasA, bool hasB, T x, T
   return mk_elem<T>::store(v);
 }
 
-/* The same for the elements of one 16-byte vector. */
-template <typename T, int OP>
-static __device__ __forceinline__ uint4 mk_combine_vec(bool hasA, bool hasB, uint4 x, uint4 y,
-                                                       typename mk_elem<T>::C s, bool doPost) {
-  uint4 r;
+/* The same for the elements of one pack: a 16-byte vector (Simple) or the
+ * 8 data bytes of an LL line. */
+template <typename T, int OP, typename V>
+static __device__ __forceinline__ V mk_combine_pack(bool hasA, bool hasB, V x, V y, typename mk_elem<T>::C s,
+                                                    bool doPost) {
+  V r;
   const T* xt = (const T*)&x;
   const T* yt = (const T*)&y;
   T* rt = (T*)&r;
 #pragma unroll
-  for (int k = 0; k < (int)(16 / sizeof(T)); k++) rt[k] = mk_combine_elem<T, OP>(hasA, hasB, xt[k], yt[k], s, doPost);
+  for (int k = 0; k < (int)(sizeof(V) / sizeof(T)); k++) rt[k] = mk_combine_elem<T, OP>(hasA, hasB, xt[k], yt[k], s, doPost);
   return r;
 }
 
@@ -134,7 +135,7 @@ static __device__ __noinline__ void mk_reduce_copy(int tid, int nthreads, const 
       }
 #pragma unroll
       for (int u = 0; u < U; u++) {
-        uint4 r = mk_combine_vec<T, OP>(true, true, x[u], y[u], s, doPost);
+        uint4 r = mk_combine_pack<T, OP, uint4>(true, true, x[u], y[u], s, doPost);
         ((uint4*)d0)[i + u * nthreads] = r;
         if (d1) ((uint4*)d1)[i + u * nthreads] = r;
       }
@@ -144,7 +145,7 @@ static __device__ __noinline__ void mk_reduce_copy(int tid, int nthreads, const 
     uint4 x, y;
     if (a) x = av[i];
     if (b) y = bv[i];
-    uint4 r = mk_combine_vec<T, OP>(a != nullptr, b != nullptr, x, y, s, doPost);
+    uint4 r = mk_combine_pack<T, OP, uint4>(a != nullptr, b != nullptr, x, y, s, doPost);
     ((uint4*)d0)[i] = r;
     if (d1) ((uint4*)d1)[i] = r;
   }
