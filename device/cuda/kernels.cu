@@ -9,6 +9,7 @@
 #include "device/common/work.h"
 #include "device/cuda/dev_comm.h"
 #include "device/cuda/reduce.cuh"
+#include "device/cuda/sync.cuh"
 
 #ifdef MKCCL_KERNEL_UNPACK
 /* The variant for communicators whose net receives need a net-device
@@ -24,19 +25,6 @@ extern "C" __device__ void mkcclNetDevUnpackSaveHead_v1(void* handle, uint64_t h
 #endif
 
 /* ---- step waits and posts (seed 000 "GPU-Side Primitives") ------------ */
-
-static __device__ __forceinline__ uint64_t mk_ld_acquire(volatile uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-static __device__ __forceinline__ void mk_st_release(volatile uint64_t* p, uint64_t v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-static __device__ __forceinline__ void mk_st_relaxed(volatile uint64_t* p, uint64_t v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-static __device__ __forceinline__ void mk_fence_sys(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 
 /* Progress report for the host's watchdog (thread 0 only, cheap stores). */
 static __device__ __forceinline__ void mk_status(volatile uint64_t* st, int word, uint64_t v) {
@@ -59,12 +47,6 @@ struct mk_prims {
   char* unpackScratch;       /* shared, per-warp metadata staging (UNPACK variant) */
   int proto;                 /* MK_PROTO_SIMPLE or MK_PROTO_LL */
 };
-
-static __device__ __forceinline__ uint64_t mk_globaltimer(void) {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 /* Thread 0 spins; the abort flag is read, and progress reported, every so
  * often. A wait that sees no progress for timeoutNs (a dead or stuck peer)
@@ -377,10 +359,7 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(
       } else {
         /* The FIFO is host memory the host rewrites: read it fresh, 16 bytes a read. */
         uint32_t off = (args.workOffset + i * (uint32_t)sizeof(mk_work_t) + threadIdx.x * 16) & args.workMask;
-        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "l"(args.workBuf + off)
-                     : "memory");
+        v = mk_ld_volatile_v4(args.workBuf + off);
       }
       ((uint4*)&work)[threadIdx.x] = v;
     }

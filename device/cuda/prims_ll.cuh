@@ -65,9 +65,7 @@ static __device__ __forceinline__ void mk_ll_store(char* dst, uint64_t v, int le
 }
 
 static __device__ __forceinline__ void mk_ll_put(char* line, uint64_t v, uint32_t flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"((uint32_t)v), "r"(flag),
-               "r"((uint32_t)(v >> 32)), "r"(flag)
-               : "memory");
+  mk_st_volatile_v4(line, make_uint4((uint32_t)v, flag, (uint32_t)(v >> 32), flag));
 }
 
 /* Poll one line until it carries `flag` in both halves (each 8-byte half is
@@ -77,13 +75,9 @@ static __device__ bool mk_ll_get(const mk_prims* p, const char* line, uint32_t f
   int spins = 0;
   uint64_t since = 0;
   for (;;) {
-    uint32_t d1, f1, d2, f2;
-    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(d1), "=r"(f1), "=r"(d2), "=r"(f2)
-                 : "l"(line)
-                 : "memory");
-    if (f1 == flag && f2 == flag) {
-      *out = (uint64_t)d1 | (uint64_t)d2 << 32;
+    uint4 l = mk_ld_volatile_v4(line); /* {data1, flag1, data2, flag2} */
+    if (l.y == flag && l.w == flag) {
+      *out = (uint64_t)l.x | (uint64_t)l.z << 32;
       return true;
     }
     if (++spins < 4096) continue;

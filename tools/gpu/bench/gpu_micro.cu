@@ -29,6 +29,7 @@
 #include <initializer_list>
 
 #include "device/cuda/reduce.cuh"
+#include "device/cuda/sync.cuh"
 
 #define THREADS 512                    /* the executor's blockDim */
 #define BIG ((int64_t)256 << 20)       /* bytes per buffer of the bandwidth tests */
@@ -47,34 +48,7 @@
 /* A launch's own errors (bad configuration, too many resources) show here, not at sync. */
 #define CKLAUNCH() CK(cudaGetLastError())
 
-/* ---- device helpers (the executor's flag accesses, device/cuda/kernels.cu) ---- */
-
-static __device__ __forceinline__ uint64_t gtimer(void) {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-static __device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-static __device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-static __device__ __forceinline__ void fence_sys(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
-static __device__ __forceinline__ void st_v4(uint4* p, uint4 v) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
-static __device__ __forceinline__ uint4 ld_v4(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p)
-               : "memory");
-  return v;
-}
+/* ---- device helpers: the executor's own (device/cuda/sync.cuh) ---- */
 
 /* Error reports from kernels: host-mapped memory, readable after any failure. */
 enum { ERR_TIMEOUT = 1, ERR_DATA = 2 };
@@ -115,9 +89,9 @@ __global__ void __launch_bounds__(THREADS) k_slice(const char* src, char* dst, i
     mk_copy(threadIdx.x, blockDim.x, src + off, dst + off, nullptr, len);
     __syncthreads();
     if (threadIdx.x == 0) {
-      if (F == FENCE_ACQREL_SYS) fence_sys();
+      if (F == FENCE_ACQREL_SYS) mk_fence_sys();
       if (F == FENCE_THREADFENCE) __threadfence();
-      st_relaxed(peerFlag, ++n);
+      mk_st_relaxed(peerFlag, ++n);
     }
     __syncthreads();
   }
@@ -139,8 +113,8 @@ struct pp_args {
  * and then: it is slower than the poll itself. */
 static __device__ bool poll_ge(const uint64_t* f, uint64_t v, uint64_t deadline) {
   unsigned spins = 0;
-  while (ld_acquire(f) < v)
-    if ((++spins & 1023) == 0 && gtimer() > deadline) return false;
+  while (mk_ld_acquire(f) < v)
+    if ((++spins & 1023) == 0 && mk_globaltimer() > deadline) return false;
   return true;
 }
 
@@ -151,17 +125,17 @@ template <int V>
 static __device__ __forceinline__ void pp_send(const pp_args& a, uint32_t i) {
   int t = threadIdx.x;
   if (V == PP_FLAG || V == PP_FENCE) {
-    if (V == PP_FENCE) fence_sys();
-    st_relaxed(a.peerFlag, i);
+    if (V == PP_FENCE) mk_fence_sys();
+    mk_st_relaxed(a.peerFlag, i);
   } else if (V == PP_SIMPLE) {
     a.peerPay[t] = make_uint4(i, t, i, t); /* plain stores, as mk_copy's */
     __syncthreads();
     if (t == 0) {
-      fence_sys(); /* every thread's payload before the flag (the barrier made them this thread's) */
-      st_relaxed(a.peerFlag, i);
+      mk_fence_sys(); /* every thread's payload before the flag (the barrier made them this thread's) */
+      mk_st_relaxed(a.peerFlag, i);
     }
   } else {
-    st_v4(a.peerPay + t, ll_line(i, t));
+    mk_st_volatile_v4(a.peerPay + t, ll_line(i, t));
   }
 }
 
@@ -181,15 +155,15 @@ static __device__ __forceinline__ bool pp_recv(const pp_args& a, uint32_t i, uin
     __syncthreads();
     if (*abortShared) return false;
     /* The receiver reads what it got (as a Simple receive would), and checks it. */
-    uint4 v = ld_v4(a.myPay + t);
+    uint4 v = mk_ld_volatile_v4(a.myPay + t);
     if (v.x != i || v.y != (uint32_t)t) report(a.err, ERR_DATA);
     return true;
   } else {
     /* LL: no fence, no barrier; the flags in the line say the data is there. */
     uint4 want = ll_line(i, t), v;
     unsigned spins = 0;
-    while ((v = ld_v4(a.myPay + t)).y != i || v.w != i) {
-      if ((++spins & 1023) == 0 && gtimer() > deadline) {
+    while ((v = mk_ld_volatile_v4(a.myPay + t)).y != i || v.w != i) {
+      if ((++spins & 1023) == 0 && mk_globaltimer() > deadline) {
         report(a.err, ERR_TIMEOUT);
         return false;
       }
@@ -202,7 +176,7 @@ static __device__ __forceinline__ bool pp_recv(const pp_args& a, uint32_t i, uin
 template <int V>
 __global__ void __launch_bounds__(THREADS) k_pingpong(pp_args a, int iters, int initiator) {
   __shared__ int abortShared;
-  uint64_t deadline = gtimer() + SPIN_TIMEOUT_NS;
+  uint64_t deadline = mk_globaltimer() + SPIN_TIMEOUT_NS;
   if (threadIdx.x == 0) abortShared = 0;
   __syncthreads();
   for (uint32_t i = 1; i <= (uint32_t)iters; i++) {
