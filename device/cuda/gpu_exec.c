@@ -196,9 +196,8 @@ __attribute__((unused)) static int gpu_event_query(work_fifo_event_t* ev) {
 
 /* One launch of the kernel, nChannels CTAs on `stream`, reading n work
  * items from `items` at `offset` (wrapped by `mask`, the FIFO's; a buffer
- * that never wraps passes all ones). */
-/* Items from the FIFO (or a buffer) at `items`, or, with `inl`, the n <=
- * MK_ARGS_WORKS items there copied into the arguments. */
+ * that never wraps passes all ones), or, with `inl`, the n <= MK_ARGS_WORKS
+ * items there copied into the arguments. */
 static cu_result_t gpu_kernel_launch(gpu_exec_t* ex, const char* items, uint32_t mask, uint32_t offset, int n,
                                      int nChannels, cu_stream_t stream, const mk_work_t* inl) {
   mk_kernel_args_t args;
@@ -434,7 +433,6 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
     g->event_synchronize(ex->events[i].event);
     g->event_destroy(ex->events[i].event);
   }
-
   if (ex->diagPost) g->event_destroy(ex->diagPost);
   if (ex->diagPre) g->event_destroy(ex->diagPre);
   if (ex->diagStream) g->stream_destroy(ex->diagStream);
@@ -575,7 +573,6 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
 
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured) {
   const cuda_gpu_t* g = ex->g;
-  uint32_t bytes = (uint32_t)(n * sizeof(mk_work_t));
   /* The kernels run rings only so far (device/common/coll_tree.h is not wired in). */
   for (int i = 0; i < n; i++)
     if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
@@ -583,6 +580,7 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   /* At most MK_ARGS_WORKS items travel in the kernel's arguments (captured
    * or not): no FIFO space, nothing for the kernel to read across PCIe. */
   int inl = n <= MK_ARGS_WORKS;
+  uint32_t bytes = inl ? 0 : (uint32_t)(n * sizeof(mk_work_t)); /* of FIFO space */
   cu_result_t r;
   if (captured && inl) {
     r = gpu_kernel_launch(ex, NULL, 0, 0, n, nChannels, (cu_stream_t)stream, works);
@@ -593,11 +591,8 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   uint32_t offset = ex->fifo.produced;
   if (!inl) {
     MK_CHECK(work_fifo_wait_room(&ex->fifo, bytes, (volatile uint32_t*)ex->abortHost));
-    offset = ex->fifo.produced;
     for (int i = 0; i < n; i++) work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* items visible before the kernel starts */
-  } else {
-    bytes = 0;
   }
   /* Watchdog on: events around the launch tell whether the kernel waits
    * behind other work of the stream, runs, or ended. */

@@ -95,10 +95,10 @@ static int plan_ll_channels(const struct ncclComm* comm, size_t bytes) {
 /* Up to MKCCL_GPU_LL_MAX_BYTES a GPU ring runs LL (measured on 2 H100s,
  * docs/perf/multi-gpu.md: our Simple pays a system fence and three block
  * barriers per slice, LL one store per hop). Like FLAT, left out where a
- * tuner plugin, NCCL_ALGO or NCCL_PROTO decides (gpuLLMaxBytes is 0 then). */
-static int plan_gpu_ll_fits(struct ncclComm* comm, const plan_task_t* t, size_t bytes) {
-  return comm->cudaDev >= 0 && comm->dp.ringLL && (int64_t)bytes <= comm->dp.gpuLLMaxBytes && t->coll != MK_COLL_SENDRECV &&
-         !tune_ctx_tuner(comm->tune);
+ * tuner plugin, NCCL_ALGO or NCCL_PROTO decides; gpuLLMaxBytes is 0 then,
+ * and on host ranks and rings without LL lines (dp_read_plan_params). */
+static int plan_gpu_ll_fits(struct ncclComm* comm, size_t bytes) {
+  return (int64_t)bytes <= comm->dp.gpuLLMaxBytes && !tune_ctx_tuner(comm->tune);
 }
 
 ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
@@ -111,10 +111,10 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int num
     return ncclSuccess;
   }
   size_t bytes = plan_tune_bytes(comm, t);
-  if (plan_gpu_ll_fits(comm, t, bytes)) {
+  if (plan_gpu_ll_fits(comm, bytes)) {
+    int64_t chunk = plan_chunk_max(comm, t->coll, MK_ALGO_RING, MK_PROTO_LL);
     *out = (plan_choice_t){MK_ALGO_RING, MK_PROTO_LL, plan_ll_channels(comm, bytes),
-                           plan_chunk_clamp(comm->dp.llBuffSize / MKCCL_STEPS / 2, comm->dp.llBuffSize / MKCCL_STEPS / 2,
-                                            host_type_size(t->type)), -1.0f};
+                           plan_chunk_clamp((size_t)chunk, chunk, host_type_size(t->type)), -1.0f};
     MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo ring proto ll, %d channel(s) (MKCCL_GPU_LL_MAX_BYTES %lld; rank %d, opCount %llu)",
             tune_func_name(tune_func_of_mk_coll(t->coll)), bytes, out->nChannels, (long long)comm->dp.gpuLLMaxBytes,
             comm->rank, (unsigned long long)comm->dp.opCount);
