@@ -48,39 +48,52 @@ struct mk_prims {
   int proto;                 /* MK_PROTO_SIMPLE or MK_PROTO_LL */
 };
 
-/* Thread 0 spins; the abort flag is read, and progress reported, every so
- * often. A wait that sees no progress for timeoutNs (a dead or stuck peer)
- * marks its status row and raises the communicator's abort flag, so every
- * channel ends and the host reports ncclRemoteError (as the host executor
- * does after MKCCL_TIMEOUT). */
-static __device__ bool mk_wait(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag,
-                        volatile uint64_t* status, volatile uint64_t* row, uint64_t* ticks, uint64_t timeoutNs) {
+/* Every so often in a spin (Simple's step words, LL's lines): false once
+ * the communicator aborts, or when the wait has seen no progress for
+ * timeoutNs (a dead or stuck peer): then it marks the channel's status row
+ * and raises the communicator's abort flag, so every channel ends and the
+ * host reports ncclRemoteError (as the host executor does after
+ * MKCCL_TIMEOUT). `since`: when progress was last seen (0: not yet). */
+static __device__ bool mk_spin_ok(const mk_prims* p, bool progressed, uint64_t* since) {
+  if (*p->abortFlag) return false;
+  if (!p->timeoutNs) return true;
+  uint64_t now = mk_globaltimer();
+  if (*since == 0 || progressed) {
+    *since = now;
+    return true;
+  }
+  if (now - *since <= p->timeoutNs) return true;
+  if (p->row) p->row[MK_STATUS_TIMEDOUT] = 1;
+  __threadfence_system();
+  *p->abortFlag = 1;
+  return false;
+}
+
+/* Thread 0 spins on a step word; progress is reported to the status row
+ * when traced. */
+static __device__ bool mk_wait(mk_prims* p, volatile uint64_t* word, uint64_t target) {
   int spins = 0;
   uint64_t v, seen = 0, since = 0;
   while ((v = mk_ld_acquire(word)) < target) {
     if (++spins == 4096) {
       spins = 0;
-      if (status) {
-        status[MK_STATUS_WORD] = v;
-        status[MK_STATUS_TARGET] = target;
-        status[MK_STATUS_TICKS] = ++*ticks;
+      if (p->status) {
+        p->status[MK_STATUS_WORD] = v;
+        p->status[MK_STATUS_TARGET] = target;
+        p->status[MK_STATUS_TICKS] = ++p->ticks;
       }
-      if (*abortFlag) return false;
-      if (timeoutNs) {
-        uint64_t now = mk_globaltimer();
-        if (since == 0 || v != seen) {
-          seen = v;
-          since = now;
-        } else if (now - since > timeoutNs) {
-          if (row) row[MK_STATUS_TIMEDOUT] = 1;
-          __threadfence_system();
-          *abortFlag = 1;
-          return false;
-        }
-      }
+      bool progressed = v != seen;
+      seen = v;
+      if (!mk_spin_ok(p, progressed, &since)) return false;
     }
   }
   return true;
+}
+
+/* A free slot to send a piece ending at step `end`: the receiver's head
+ * within MKCCL_STEPS of it (no underflow at the start). */
+static __device__ bool mk_wait_room(mk_prims* p, uint64_t end) {
+  return mk_wait(p, p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0);
 }
 
 static __device__ char* mk_recv_ptr(mk_dev_conn_t* c, uint64_t step) {
@@ -179,13 +192,8 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
       mk_status(p->status, MK_STATUS_PRIM, (uint64_t)prim | (uint64_t)slice << 8);
       mk_status(p->status, MK_STATUS_RSTEP, rstep);
       mk_status(p->status, MK_STATUS_SSTEP, sstep);
-      if (recv) ok = mk_wait(p->recv->tail, rstep + p->sliceSteps, p->abortFlag, p->status, p->row, &p->ticks,
-                             p->timeoutNs);
-      /* A free slot: head within MKCCL_STEPS of the slice's end (no underflow at the start). */
-      uint64_t end = sstep + p->sliceSteps;
-      if (ok && send)
-        ok = mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status, p->row,
-                     &p->ticks, p->timeoutNs);
+      if (recv) ok = mk_wait(p, p->recv->tail, rstep + p->sliceSteps);
+      if (ok && send) ok = mk_wait_room(p, sstep + p->sliceSteps);
       if (!ok) *p->aborted = 1;
     }
     __syncthreads();

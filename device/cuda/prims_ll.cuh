@@ -70,7 +70,8 @@ static __device__ __forceinline__ void mk_ll_put(char* line, uint64_t v, uint32_
 
 /* Poll one line until it carries `flag` in both halves (each 8-byte half is
  * stored whole, so both flags right means both data words are). Every 4096
- * polls: the abort flags, and the timeout that marks a dead peer (as mk_wait). */
+ * polls: another thread's abort, then mk_spin_ok (no progress short of the
+ * line itself). */
 static __device__ bool mk_ll_get(const mk_prims* p, const char* line, uint32_t flag, uint64_t* out) {
   int spins = 0;
   uint64_t since = 0;
@@ -82,18 +83,7 @@ static __device__ bool mk_ll_get(const mk_prims* p, const char* line, uint32_t f
     }
     if (++spins < 4096) continue;
     spins = 0;
-    if (*p->abortFlag || *(volatile int*)p->aborted) return false;
-    if (p->timeoutNs) {
-      uint64_t now = mk_globaltimer();
-      if (since == 0) {
-        since = now;
-      } else if (now - since > p->timeoutNs) {
-        if (p->row) p->row[MK_STATUS_TIMEDOUT] = 1;
-        __threadfence_system();
-        *p->abortFlag = 1;
-        return false;
-      }
-    }
+    if (*(volatile int*)p->aborted || !mk_spin_ok(p, false, &since)) return false;
   }
 }
 
@@ -106,12 +96,7 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
   int64_t bytes = nelem * p->ts;
   uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
   if (send) { /* a free slot: the receiver is done with the step MKCCL_STEPS back */
-    if (threadIdx.x == 0) {
-      uint64_t end = sstep + 1;
-      if (!mk_wait(p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0, p->abortFlag, p->status, p->row, &p->ticks,
-                   p->timeoutNs))
-        *p->aborted = 1;
-    }
+    if (threadIdx.x == 0 && !mk_wait_room(p, sstep + 1)) *p->aborted = 1;
     __syncthreads();
     if (*p->aborted) return 1;
   }
