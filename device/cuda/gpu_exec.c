@@ -379,6 +379,8 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   int64_t timeoutSec = param_int("MKCCL_TIMEOUT");
   ex->hostComm->timeoutNs = timeoutSec > 0 ? (uint64_t)timeoutSec * 1000000000ull : 0;
   ex->hostComm->traceStatus = param_int("MKCCL_GPU_WATCHDOG") > 0 || param_int("MKCCL_GPU_PROBE") != 0;
+  ex->hostComm->p2pSplit = param_int("MKCCL_GPU_P2P_SPLIT") != 0;
+  ex->hostComm->copyUnroll = param_int("MKCCL_GPU_COPY_UNROLL") == 4 ? 4 : 8;
   r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, sizeof(mk_dev_comm_t), ex->initStream);
   if (r == CUDA_DRV_SUCCESS) r = g->stream_synchronize(ex->initStream);
   if (r != CUDA_DRV_SUCCESS) {

@@ -46,7 +46,33 @@ struct mk_prims {
   uint64_t ticks;            /* thread 0's progress count, written to the row (never read back: host memory) */
   char* unpackScratch;       /* shared, per-warp metadata staging (UNPACK variant) */
   int proto;                 /* MK_PROTO_SIMPLE or MK_PROTO_LL */
+  /* The threads that run these primitives: the block (bar 0), or one half
+   * of it with a named barrier of its own (a send and a receive of one
+   * channel side by side, as NCCL's send/recv warp groups). */
+  int tid, nthreads, bar;
+  int copyUnroll; /* 16-byte loads per thread a turn in mk_copy (4 or 8) */
 };
+
+static __device__ __forceinline__ void mk_sync(const mk_prims* p) {
+  if (p->bar == 0)
+    __syncthreads();
+  else
+    asm volatile("bar.sync %0, %1;" ::"r"(p->bar), "r"(p->nthreads) : "memory");
+}
+
+/* The same barrier, and whether the work is aborted, one answer for every
+ * thread of the group: with two groups in a block, the other may raise the
+ * flag between this group's reads of it, and a thread that went on alone
+ * would wait at the next barrier for ever. */
+static __device__ __forceinline__ bool mk_sync_aborted(const mk_prims* p) {
+  int v = *(volatile int*)p->aborted != 0, r;
+  if (p->bar == 0) return __syncthreads_or(v) != 0;
+  asm volatile("{ .reg .pred a, b; setp.ne.s32 a, %1, 0; bar.red.or.pred b, %2, %3, a; selp.s32 %0, 1, 0, b; }"
+               : "=r"(r)
+               : "r"(v), "r"(p->bar), "r"(p->nthreads)
+               : "memory");
+  return r != 0;
+}
 
 /* Every so often in a spin (Simple's step words, LL's lines): false once
  * the communicator aborts, or when the wait has seen no progress for
@@ -134,13 +160,16 @@ static __device__ void mk_data_op(int op, int tid, int n, const char* a, const c
 /* Move or combine nelem elements: a copy when there is one input and no
  * arithmetic; else the typed loop. */
 static __device__ void mk_move(const mk_prims& p, const char* a, const char* b, char* d0, char* d1, int64_t nelem, int post) {
-  int tid = threadIdx.x, n = blockDim.x;
+  int tid = p.tid, n = p.nthreads;
   bool arith = (a && b) || (b && p.op == MK_OP_PREMULSUM) || (post && p.op == MK_OP_SUMPOSTDIV);
   if (!arith) {
     const char* src = a ? a : b;
     if (d1 == src) d1 = nullptr;
     if (d0 == src) return;
-    mk_copy(tid, n, src, d0, d1, nelem * p.ts);
+    if (p.copyUnroll == 8)
+      mk_copy<8>(tid, n, src, d0, d1, nelem * p.ts);
+    else
+      mk_copy<4>(tid, n, src, d0, d1, nelem * p.ts);
     return;
   }
   switch (p.type) {
@@ -165,11 +194,11 @@ static __device__ void mk_move(const mk_prims& p, const char* a, const char* b, 
 static __device__ void mk_unpack(mk_prims* p, char* slot, int64_t bytes) {
   void* h = p->recv->netDevHandle;
   uint64_t head = mkcclNetDevUnpackHead_v1(h);
-  mkcclNetDevUnpack_v1(h, head, slot, (int)bytes, p->unpackScratch, threadIdx.x, blockDim.x);
+  mkcclNetDevUnpack_v1(h, head, slot, (int)bytes, p->unpackScratch, p->tid, p->nthreads);
   __threadfence(); /* the slot's bytes before the block reads them */
-  __syncthreads();
-  if (threadIdx.x == 0) mkcclNetDevUnpackSaveHead_v1(h, head + 1);
-  __syncthreads();
+  mk_sync(p);
+  if (p->tid == 0) mkcclNetDevUnpackSaveHead_v1(h, head + 1);
+  mk_sync(p);
 }
 #endif
 
@@ -186,7 +215,7 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
   for (int slice = 0; slice < slices; slice++) {
     int64_t bytes = steps_slice_len(s, chunkBytes, slice);
     uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
-    if (threadIdx.x == 0) {
+    if (p->tid == 0) {
       bool ok = true;
       mk_status(p->status, MK_STATUS_TICKS, ++p->ticks);
       mk_status(p->status, MK_STATUS_PRIM, (uint64_t)prim | (uint64_t)slice << 8);
@@ -196,8 +225,7 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
       if (ok && send) ok = mk_wait_room(p, sstep + p->sliceSteps);
       if (!ok) *p->aborted = 1;
     }
-    __syncthreads();
-    if (*p->aborted) return 1;
+    if (mk_sync_aborted(p)) return 1;
 #ifdef MKCCL_KERNEL_UNPACK
     /* One net receive per slice: its pages go from the bounce buffer into
      * the slot before anyone reads it (the host executor does the same). */
@@ -212,12 +240,12 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
       char* d1 = out ? user : nullptr;
       if (d0) mk_move(*p, in, mine, d0, d1, bytes / p->ts, final);
     }
-    __syncthreads();
+    mk_sync(p);
     /* Posts (after the barrier, thread 0 for the block): one system fence
      * per send, none for a receive's head, as NCCL's Simple protocol does.
      * A fence per post cost ~8 us a hop on H100s; the block's reads of the
      * slot ended before the barrier, so the head needs no fence. */
-    if (threadIdx.x == 0) {
+    if (p->tid == 0) {
       if (recv) {
         if (p->recv->connFifo && (p->recv->flags & MKCCL_CONN_USE_FIFO)) {
           p->recv->connFifo[rstep % MKCCL_STEPS].size = -1;
@@ -235,7 +263,7 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
         p->send->step = sstep + p->sliceSteps;
       }
     }
-    __syncthreads();
+    mk_sync(p);
     done += bytes;
   }
   return 0;
@@ -257,7 +285,7 @@ static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
   __syncthreads();
 }
 
-static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* base, int bid) {
+static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* base, int bid, bool split) {
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
   int sendChunks = 0, recvChunks = 0;
   mk_prims sp = *base, rp = *base;
@@ -278,12 +306,23 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_p
     rp.stepSize = rp.recv->stepSize;
     mk_begin(rp.recv, 1);
   }
+  /* Both ways (MKCCL_GPU_P2P_SPLIT): half the block sends while the other
+   * half receives, each with its own named barrier. Otherwise one chunk of
+   * each in turn (never all sends first: two peers sending to each other
+   * would both wait for room). */
+  bool both = split && sendChunks > 0 && recvChunks > 0;
+  int half = blockDim.x / 2;
+  bool sends = !both || (int)threadIdx.x < half, recvs = !both || (int)threadIdx.x >= half;
+  if (both) {
+    sp.tid = threadIdx.x, sp.nthreads = half, sp.bar = 1;
+    rp.tid = threadIdx.x - half, rp.nthreads = blockDim.x - half, rp.bar = 2;
+  }
   for (int i = 0; i < sendChunks || i < recvChunks; i++) {
     int64_t off = (int64_t)i * chunk;
-    if (i < sendChunks &&
+    if (sends && i < sendChunks &&
         mk_prims_chunk(&sp, MK_PRIM_SEND, (const char*)w->sendbuff + sendOff + off, nullptr, coll_clamp(sendLen, off, chunk)))
       return;
-    if (i < recvChunks &&
+    if (recvs && i < recvChunks &&
         mk_prims_chunk(&rp, MK_PRIM_RECV, nullptr, (char*)w->recvbuff + recvOff + off, coll_clamp(recvLen, off, chunk)))
       return;
   }
@@ -308,11 +347,13 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.unpackScratch = scratch;
   p.ticks = 0;
   p.proto = w->proto == MK_PROTO_LL ? MK_PROTO_LL : MK_PROTO_SIMPLE;
+  p.tid = threadIdx.x, p.nthreads = blockDim.x, p.bar = 0;
+  p.copyUnroll = comm->copyUnroll;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
   /* (Send/Recv to itself never comes here: the planner copies on the stream.) */
   if (w->coll == MK_COLL_SENDRECV) {
-    mk_run_p2p(ch, w, &p, bid);
+    mk_run_p2p(ch, w, &p, bid, comm->p2pSplit != 0);
     return;
   }
   if (comm->nRanks == 1) {

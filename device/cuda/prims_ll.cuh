@@ -96,15 +96,14 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
   int64_t bytes = nelem * p->ts;
   uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
   if (send) { /* a free slot: the receiver is done with the step MKCCL_STEPS back */
-    if (threadIdx.x == 0 && !mk_wait_room(p, sstep + 1)) *p->aborted = 1;
-    __syncthreads();
-    if (*p->aborted) return 1;
+    if (p->tid == 0 && !mk_wait_room(p, sstep + 1)) *p->aborted = 1;
+    if (mk_sync_aborted(p)) return 1;
   }
   const char* rl = recv ? p->recv->llBuff + (size_t)(rstep % MKCCL_STEPS) * p->recv->llStepSize : nullptr;
   char* sl = send ? p->send->llBuff + (size_t)(sstep % MKCCL_STEPS) * p->send->llStepSize : nullptr;
   uint32_t rflag = (uint32_t)(rstep + 1), sflag = (uint32_t)(sstep + 1); /* never 0: zeroed lines are no step */
   int64_t lines = (bytes + 7) / 8;
-  for (int64_t i = threadIdx.x; i < lines; i += blockDim.x) {
+  for (int64_t i = p->tid; i < lines; i += p->nthreads) {
     int len = bytes - i * 8 < 8 ? (int)(bytes - i * 8) : 8;
     uint64_t in = 0, mine = 0, v;
     if (recv && !mk_ll_get(p, rl + i * 16, rflag, &in)) {
@@ -116,16 +115,15 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
     if (send) mk_ll_put(sl + i * 16, v, sflag);
     if (useDst) mk_ll_store(dst + i * 8, v, len);
   }
-  __syncthreads();
-  if (*p->aborted) return 1;
-  if (threadIdx.x == 0) {
+  if (mk_sync_aborted(p)) return 1;
+  if (p->tid == 0) {
     if (recv) { /* every thread has read its lines (the barrier): the slot is free */
       mk_st_relaxed(p->recv->head, rstep + 1);
       p->recv->step = rstep + 1;
     }
     if (send) p->send->step = sstep + 1;
   }
-  __syncthreads();
+  mk_sync(p);
   return 0;
 }
 
