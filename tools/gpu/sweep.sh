@@ -2,7 +2,8 @@
 # Planner variants side by side on N GPUs (one device call): mkccl-perf-gpu
 # with each SWEEP entry (name=ENV[,ENV...]; "nccl" entries run NCCL's
 # library), per collective in SWEEP_COLLS, sizes SWEEP_MIN..SWEEP_MAX.
-# Prints one table per collective: time (us) per size and variant.
+# Prints one table per collective: time (us) per size and variant
+# (out of place; SWEEP_COL=10: in place).
 #   run(command="bash tools/gpu/sweep.sh", kind="nvidia-h200-x2", carry=[".carry"])
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,7 +20,7 @@ for coll in ${SWEEP_COLLS:-all_reduce}; do
     names+=("$name")
   done
   echo "== $coll, $N processes: out-of-place time (us) per variant"
-  for n in "${names[@]}"; do grep -E "^ +[0-9]" "$OUT/sw_${coll}_$n.log" | awk '{print $1, $6}' > "$OUT/sw_${coll}_$n.col"; done
+  for n in "${names[@]}"; do grep -E "^ +[0-9]" "$OUT/sw_${coll}_$n.log" | awk -v c=${SWEEP_COL:-6} '{print $1, $c}' > "$OUT/sw_${coll}_$n.col"; done
   printf "%10s" size; for n in "${names[@]}"; do printf " %14s" "$n"; done; echo
   python3 - "$OUT" "$coll" "${names[@]}" <<'PY'
 import sys

@@ -63,10 +63,13 @@ static __device__ __forceinline__ void my_part(int64_t n, int64_t align, int64_t
   *len = blockIdx.x == gridDim.x - 1 ? n - *off : part;
 }
 
-__global__ void __launch_bounds__(THREADS) k_copy(const char* src, char* dst, int64_t bytes) {
+__global__ void __launch_bounds__(THREADS) k_copy(const char* src, char* dst, char* dst1, int64_t bytes, int unroll) {
   int64_t off, len;
   my_part(bytes, 16, &off, &len);
-  mk_copy(threadIdx.x, blockDim.x, src + off, dst + off, nullptr, len);
+  if (unroll == 8)
+    mk_copy<8>(threadIdx.x, blockDim.x, src + off, dst + off, dst1 ? dst1 + off : nullptr, len);
+  else
+    mk_copy<4>(threadIdx.x, blockDim.x, src + off, dst + off, dst1 ? dst1 + off : nullptr, len);
 }
 
 __global__ void __launch_bounds__(THREADS) k_reduce(const float* a, const float* b, float* d0, float* d1, int64_t n) {
@@ -86,7 +89,7 @@ __global__ void __launch_bounds__(THREADS) k_slice(const char* src, char* dst, i
   uint64_t n = 0;
   for (int64_t off = 0; off < bytes; off += slice) {
     int64_t len = bytes - off < slice ? bytes - off : slice;
-    mk_copy(threadIdx.x, blockDim.x, src + off, dst + off, nullptr, len);
+    mk_copy<4>(threadIdx.x, blockDim.x, src + off, dst + off, nullptr, len);
     __syncthreads();
     if (threadIdx.x == 0) {
       if (F == FENCE_ACQREL_SYS) mk_fence_sys();
@@ -234,16 +237,20 @@ static double time_gpu0(gpus& g, int warm, int reps, L launch) {
 }
 
 static void test_copy(gpus& g) {
-  header("copy", "mk_copy on GPU0, nb CTAs x 512 threads, each its own contiguous part; 5 reps after 1 warm-up");
-  struct { const char* name; const char* src; char* dst; } place[3] = {
-      {"write local->peer", g.src0, g.buf1}, {"read peer->local", g.buf1, g.dst0}, {"local->local", g.src0, g.dst0}};
+  header("copy", "mk_copy<U> on GPU0, nb CTAs x 512 threads, each its own contiguous part; 5 reps after 1 warm-up");
+  struct { const char* name; const char* src; char* dst; char* dst1; } place[4] = {
+      {"write local->peer", g.src0, g.buf1, nullptr},
+      {"write local->peer+local", g.src0, g.buf1, g.dst0},
+      {"read peer->local", g.buf1, g.dst0, nullptr},
+      {"local->local", g.src0, g.dst0, nullptr}};
   for (auto& p : place)
-    for (int nb : {1, 2, 4, 8, 16, 32}) {
-      double us = time_gpu0(g, 1, 5, [&] { k_copy<<<nb, THREADS, 0, g.s[0]>>>(p.src, p.dst, BIG); });
-      char cfg[64];
-      snprintf(cfg, sizeof cfg, "%s nb=%d", p.name, nb);
-      row(cfg, BIG, us);
-    }
+    for (int nb : {1, 8, 16, 32})
+      for (int u : {4, 8}) {
+        double us = time_gpu0(g, 1, 5, [&] { k_copy<<<nb, THREADS, 0, g.s[0]>>>(p.src, p.dst, p.dst1, BIG, u); });
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "%s nb=%d U=%d", p.name, nb, u);
+        row(cfg, BIG, us);
+      }
 }
 
 static void test_reduce(gpus& g) {
@@ -265,7 +272,7 @@ static void test_slice(gpus& g) {
   header("slice", "1 CTA copies local->peer in slices; per slice: barrier, [fence], relaxed flag store to the peer, "
                   "barrier; 3 reps");
   uint64_t* pf = g.flag[1];
-  double us = time_gpu0(g, 1, 3, [&] { k_copy<<<1, THREADS, 0, g.s[0]>>>(g.src0, g.buf1, BIG); });
+  double us = time_gpu0(g, 1, 3, [&] { k_copy<<<1, THREADS, 0, g.s[0]>>>(g.src0, g.buf1, nullptr, BIG, 0); });
   row("no slices (plain mk_copy)", BIG, us);
   for (int64_t S : {(int64_t)64 << 10, (int64_t)256 << 10, (int64_t)1 << 20}) {
     struct { const char* name; void (*k)(const char*, char*, int64_t, int64_t, uint64_t*); } v[3] = {
