@@ -20,6 +20,7 @@
 static void host_coll_conn(host_conn_t* hc, connector_t* c) {
   hc->info = &c->info;
   hc->step = &c->step;
+  hc->seen = &c->peerSeen;
 }
 
 /* Point the prims at the connections this rank uses (only those, so step

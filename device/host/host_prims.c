@@ -53,17 +53,27 @@ static ncclResult_t host_prims_wait_end(host_prims_t* p, int waited, const char*
   return ncclRemoteError;
 }
 
+/* Until the peer's `word` reaches target. A wait the last value read
+ * already satisfies reads nothing: the word's cache line stays with the
+ * peer, which writes it (on 2 ranks over SHM, each read of a line the
+ * other core wrote costs a transfer on the small-message path). */
+static ncclResult_t host_prims_wait_peer(host_prims_t* p, host_conn_t* c, volatile uint64_t* word, uint64_t target,
+                                         const char* what) {
+  if (*c->seen >= target) return ncclSuccess;
+  int w = host_wait_ge(word, target, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0);
+  if (w == HOST_WAIT_OK) *c->seen = conn_fifo_load(word);
+  return host_prims_wait_end(p, w, what);
+}
+
 /* Published: tail past the slice's last step. */
 static ncclResult_t host_prims_wait_recv(host_prims_t* p, host_conn_t* c, uint64_t last) {
-  int w = host_wait_ge(c->info->tail, last + 1, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0);
-  return host_prims_wait_end(p, w, "data from a receive peer");
+  return host_prims_wait_peer(p, c, c->info->tail, last + 1, "data from a receive peer");
 }
 
 /* Free: head within MKCCL_STEPS of the slice's last step. */
 static ncclResult_t host_prims_wait_send(host_prims_t* p, host_conn_t* c, uint64_t last) {
   uint64_t target = last + 1 > MKCCL_STEPS ? last + 1 - MKCCL_STEPS : 0;
-  int w = host_wait_ge(c->info->head, target, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0);
-  return host_prims_wait_end(p, w, "a free slot from a send peer");
+  return host_prims_wait_peer(p, c, c->info->head, target, "a free slot from a send peer");
 }
 
 /* A recv connection's current slice, once published (and, with a device

@@ -12,11 +12,13 @@
 #include "nccl.h"
 #include "transport/mkccl_transport_v1.h"
 
-/* One side of a connection as the executor drives it. `step` persists
- * across operations on the connection. */
+/* One side of a connection as the executor drives it. `step` and `seen`
+ * (the peer's word as last read: head when sending, tail when receiving)
+ * persist across operations on the connection. */
 typedef struct {
   mkcclConnInfo_v1* info;
   uint64_t* step;
+  uint64_t* seen;
 } host_conn_t;
 
 /* Peers one primitive reads from or writes to at most: a ring has one each

@@ -23,6 +23,10 @@ struct transport_entry; /* kernel-core/transport: a loaded transport plugin */
 typedef struct connector {
   mkcclConnInfo_v1 info;
   uint64_t step;
+  /* The host executor's last read of the peer's word: the head on a send
+   * connector, the tail on a recv one. Both only grow, so a wait this value
+   * already satisfies needs no read of a cache line the peer writes. */
+  uint64_t peerSeen;
   const struct transport_entry* transport; /* NULL until connected */
   void* conn;
   int connected;
