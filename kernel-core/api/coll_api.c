@@ -15,8 +15,10 @@ static ncclResult_t coll_check(ncclComm_t comm, const char* fn, ncclDataType_t t
   MK_CHECK(comm_check_usable(comm, fn));
   size_t mult = perRank ? (size_t)comm->nRanks : 1;
   if ((int)type < 0 || type >= ncclNumTypes) return MK_FAIL(ncclInvalidArgument, "%s: invalid data type %d", fn, (int)type);
-  size_t ts = host_type_size(type);
-  if (count > SIZE_MAX / ts / mult)
+  size_t ts = host_type_size(type), bytes;
+  /* A multiply that reports overflow, not two divisions: this check runs on
+   * every call (about a tenth of a 1-rank 8 B AllReduce's time went to it). */
+  if (__builtin_mul_overflow(count, ts * mult, &bytes))
     return MK_FAIL(ncclInvalidArgument, "%s: count %zu overflows the buffer size", fn, count);
   return ncclSuccess;
 }
