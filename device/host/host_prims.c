@@ -159,12 +159,105 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
   return ncclSuccess;
 }
 
+/* ---- LL lines (transport-shm gives host ranks one 64-byte line a step) ----
+ * The GPU's LL format: 16 bytes per 8 data bytes, two 8-byte words of {4
+ * data bytes, 4 flag bytes}, the flag the step + 1 (never 0: a zeroed line
+ * is no step). A word is stored and loaded whole, so a reader that sees its
+ * step's flag in a word has that word's data: the receiver reads the one
+ * line the sender wrote, where Simple has it read the tail, then the data. */
+#define HOST_LL_DATA_MAX 32 /* data bytes of a 64-byte line */
+
+static int host_prims_ll_ok(const host_conn_t* c, size_t bytes) {
+  const mkcclConnInfo_v1* i = c->info;
+  return bytes > 0 && bytes <= HOST_LL_DATA_MAX && i->buffs[MKCCL_PROTO_LL] && !(i->flags & MKCCL_CONN_PROXY) &&
+         (size_t)i->stepSize[MKCCL_PROTO_LL] >= 2 * bytes;
+}
+
+static uint64_t* host_prims_ll_words(const host_conn_t* c, uint64_t step) {
+  const mkcclConnInfo_v1* i = c->info;
+  return (uint64_t*)(i->buffs[MKCCL_PROTO_LL] + (size_t)conn_fifo_slot(step) * (size_t)i->stepSize[MKCCL_PROTO_LL]);
+}
+
+/* Send `bytes` (<= HOST_LL_DATA_MAX) as this step's line once the slot is
+ * free; the tail moves too, so the step counters stay what Simple expects. */
+static ncclResult_t host_prims_ll_send(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char* data, size_t bytes) {
+  uint64_t step = *c->step;
+  if (host_prims_wait_send(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
+  uint64_t* w = host_prims_ll_words(c, step);
+  uint64_t flag = (uint64_t)(uint32_t)(step + 1) << 32;
+  for (size_t k = 0; 4 * k < bytes; k++) {
+    uint32_t d = 0;
+    memcpy(&d, data + 4 * k, bytes - 4 * k < 4 ? bytes - 4 * k : 4);
+    __atomic_store_n(&w[k], flag | d, __ATOMIC_RELAXED);
+  }
+  host_prims_slice_publish(c, s, (int64_t)bytes);
+  return ncclSuccess;
+}
+
+/* This step's line into out: every word waited for until it has the flag. */
+static ncclResult_t host_prims_ll_recv(host_prims_t* p, host_conn_t* c, char* out, size_t bytes) {
+  uint64_t step = *c->step;
+  uint64_t* w = host_prims_ll_words(c, step);
+  uint32_t flag = (uint32_t)(step + 1);
+  for (size_t k = 0; 4 * k < bytes; k++) {
+    uint64_t v;
+    int res = host_wait_flag(&w[k], flag, c->info->tail, step + 1, p->abortFlag, &v);
+    if (res != HOST_WAIT_OK) return host_prims_wait_end(p, res, "an LL line from a receive peer");
+    uint32_t d = (uint32_t)v;
+    memcpy(out + 4 * k, &d, bytes - 4 * k < 4 ? bytes - 4 * k : 4);
+  }
+  return ncclSuccess;
+}
+
+/* A flat AllReduce small enough for lines: this rank's pre-multiplied input
+ * to every send connection (a line where it has them, else its slot), then
+ * every input, folded in rank order. */
+static ncclResult_t host_prims_flat_small(host_prims_t* p, const void* src, void* dst, size_t n, size_t bytes,
+                                          int minePos) {
+  steps_shape_t s = p->shape;
+  uint64_t mineBuf[HOST_LL_DATA_MAX / 8], inBuf[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 8];
+  host_reduce_copy(&p->redop, (char*)mineBuf, NULL, NULL, src, n, 0);
+  for (int i = 0; i < p->nSend; i++) {
+    host_conn_t* c = &p->send[i];
+    if (host_prims_ll_ok(c, bytes)) {
+      MK_CHECK(host_prims_ll_send(p, c, s, (const char*)mineBuf, bytes));
+      continue;
+    }
+    char* out;
+    MK_CHECK(host_prims_slice_out(p, c, s, &out));
+    memcpy(out, mineBuf, bytes);
+    host_prims_slice_publish(c, s, (int64_t)bytes);
+  }
+  const char* in[HOST_PRIMS_MAX_PEERS + 1];
+  for (int i = 0, k = 0; i <= p->nRecv; i++) {
+    if (i == minePos) {
+      in[i] = (const char*)mineBuf;
+      continue;
+    }
+    host_conn_t* c = &p->recv[k];
+    if (host_prims_ll_ok(c, bytes)) {
+      MK_CHECK(host_prims_ll_recv(p, c, (char*)inBuf[k], bytes));
+      in[i] = (const char*)inBuf[k];
+    } else {
+      MK_CHECK(host_prims_slice_in(p, c, s, &in[i]));
+    }
+    k++;
+  }
+  host_redop_t fold = host_prims_fold_op(&p->redop);
+  int total = p->nRecv + 1;
+  host_reduce_copy(&fold, dst, NULL, in[0], in[1], n, total == 2);
+  for (int i = 2; i < total; i++) host_reduce_copy(&fold, dst, NULL, dst, in[i], n, i == total - 1);
+  for (int i = 0; i < p->nRecv; i++) host_prims_slice_release(&p->recv[i], s);
+  return ncclSuccess;
+}
+
 ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_t nelem, int minePos) {
   steps_shape_t s = p->shape;
   size_t n = (size_t)nelem, bytes = n * p->typeSize;
   if (p->nSend < 1 || p->nRecv < 1 || p->nRecv > HOST_PRIMS_MAX_PEERS || minePos < 0 || minePos > p->nRecv ||
       bytes > (size_t)s.stepSize * (size_t)s.sliceSteps)
     return ncclInternalError;
+  if (bytes > 0 && bytes <= HOST_LL_DATA_MAX) return host_prims_flat_small(p, src, dst, n, bytes, minePos);
   /* Out: pre-multiplied once into the first slot, copied to the others. */
   const char* mine = NULL;
   for (int i = 0; i < p->nSend; i++) {

@@ -104,4 +104,34 @@ static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatil
   }
 }
 
+/* Wait until the 8-byte word's upper half is `flag` (an LL line's word,
+ * device/host/host_prims.c); *value: the word then. Spins, yields, then
+ * sleeps on `tail` until it reaches `target` (the writer moves the tail
+ * after the line, and wakes sleepers), as host_wait_ge does; the deadline
+ * is checked every 64 rounds. */
+static inline int host_wait_flag(const uint64_t* word, uint32_t flag, volatile uint64_t* tail, uint64_t target,
+                                 volatile uint32_t* abortFlag, uint64_t* value) {
+  uint32_t spins = 0;
+  int64_t deadline = 0;
+  for (;;) {
+    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    if ((uint32_t)(v >> 32) == flag) {
+      *value = v;
+      return HOST_WAIT_OK;
+    }
+    if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return HOST_WAIT_ABORTED;
+    if (spins < HOST_WAIT_SPINS) {
+      host_cpu_relax();
+    } else if (spins < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) {
+      if ((spins - HOST_WAIT_SPINS) % 64 == 0 && host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
+      sched_yield();
+    } else {
+      uint64_t t = conn_fifo_load(tail);
+      if (t < target) conn_fifo_sleep(tail, t, HOST_WAIT_SLEEP_NS);
+      if (host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
+    }
+    spins++;
+  }
+}
+
 #endif

@@ -17,6 +17,10 @@
 #define MK_CONN_P2P 1
 #define MK_NUM_CONNS 2
 #define MK_TREE_ARITY 3
+/* LL lines a host rank asks of its collective connections: one 64-byte
+ * cache line a step (32 data bytes, device/host/host_prims.c), for small
+ * FLAT AllReduces over SHM (where the transport gives them). */
+#define MK_HOST_LL_BYTES (MKCCL_STEPS * 64)
 
 struct transport_entry; /* kernel-core/transport: a loaded transport plugin */
 

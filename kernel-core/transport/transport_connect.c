@@ -68,8 +68,11 @@ static ncclResult_t conn_setup(struct ncclComm* comm, conn_pending_t* p) {
   args.connIndex = r->connIndex;
   args.deviceMem = comm->cudaDev >= 0;
   args.buffSizes[MKCCL_PROTO_SIMPLE] = comm->dp.buffSize;
-  /* LL lines only where the GPU kernels can use them: ring connections. */
-  if (comm->cudaDev >= 0 && r->connIndex == MK_CONN_COLL) args.buffSizes[MKCCL_PROTO_LL] = comm->dp.llBuffSize;
+  /* LL lines only where the executors use them: GPU ring connections, and a
+   * host rank's collective connections (one line a step, for small FLAT
+   * AllReduces; transport-shm gives them, the others do not). */
+  if (r->connIndex == MK_CONN_COLL)
+    args.buffSizes[MKCCL_PROTO_LL] = comm->cudaDev >= 0 ? (int)comm->dp.llBuffSize : MK_HOST_LL_BYTES;
   void* conn = NULL;
   ncclResult_t res = conn_side(p->transport, r->isSend)->setup(p->transport->tctx, &args, p->info, &conn);
   if (res != ncclSuccess)

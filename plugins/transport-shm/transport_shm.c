@@ -10,8 +10,13 @@
 
 static size_t shm_round(size_t x) { return (x + SHM_ALIGN - 1) / SHM_ALIGN * SHM_ALIGN; }
 
-/* Receiver segment: header, recvMem (tail + FIFO), step buffers. */
+/* Receiver segment: header, recvMem (tail + FIFO), LL lines (host ranks,
+ * when asked: in the page's spare room, zero as created, so no flag is
+ * valid), step buffers. */
+#define SHM_LL_OFF 1024
+_Static_assert(sizeof(shm_header_t) + sizeof(mkcclRecvMem_v1) <= SHM_LL_OFF, "recvMem overlaps the LL lines");
 static size_t shm_recv_buffs_off(void) { return shm_round(sizeof(shm_header_t) + sizeof(mkcclRecvMem_v1)); }
+static int shm_ll_max(void) { return (int)(shm_recv_buffs_off() - SHM_LL_OFF); }
 static mkcclRecvMem_v1* shm_recv_mem(void* seg) { return (mkcclRecvMem_v1*)((char*)seg + sizeof(shm_header_t)); }
 /* Sender segment: header, sendMem (head). */
 static mkcclSendMem_v1* shm_send_mem(void* seg) { return (mkcclSendMem_v1*)((char*)seg + sizeof(shm_header_t)); }
@@ -58,6 +63,11 @@ static ncclResult_t shm_setup(void* tctx, const mkcclConnSetup_v1* args, void* c
   c->ctx = ctx;
   c->isSend = isSend;
   c->stepSize = args->buffSizes[MKCCL_PROTO_SIMPLE] / MKCCL_STEPS;
+  /* LL lines for host executors only: the GPU kernels' LL (ring lines of
+   * NCCL_LL_BUFFSIZE) has not been run over SHM. */
+  int ll = args->buffSizes[MKCCL_PROTO_LL];
+  if (!isSend && ctx->services->cudaDev < 0 && ll > 0 && ll <= shm_ll_max() && ll % (MKCCL_STEPS * 16) == 0)
+    c->llBytes = ll;
   c->localBytes = isSend ? shm_round(sizeof(shm_header_t) + sizeof(mkcclSendMem_v1))
                          : shm_recv_buffs_off() + shm_round((size_t)c->stepSize * MKCCL_STEPS);
   int err = shm_segment_create(c->localBytes, c->name, sizeof(c->name), &c->local);
@@ -74,6 +84,7 @@ static ncclResult_t shm_setup(void* tctx, const mkcclConnSetup_v1* args, void* c
   memcpy(info->name, c->name, sizeof(info->name));
   info->bytes = c->localBytes;
   info->rank = args->self->rank;
+  info->llBytes = c->llBytes;
   *out = c;
   return ncclSuccess;
 }
@@ -100,6 +111,7 @@ static ncclResult_t shm_connect(void* conn, const void* peerConnectInfo, mkcclCo
       return ncclSystemError;
     }
     c->remoteBytes = peer.bytes;
+    if (c->isSend) c->llBytes = peer.llBytes > 0 && peer.llBytes <= shm_ll_max() ? peer.llBytes : 0;
     shm_header_t* h = c->remote;
     if (h->magic != SHM_MAGIC) {
       SHM_LOG(c->ctx, NCCL_LOG_WARN, "transport-shm: segment %s of rank %d is not ours", peer.name, peer.rank);
@@ -123,6 +135,10 @@ static ncclResult_t shm_connect(void* conn, const void* peerConnectInfo, mkcclCo
   void* sendSeg = c->isSend ? c->localDev : c->remoteDev;
   info->buffs[MKCCL_PROTO_SIMPLE] = (char*)recvSeg + shm_recv_buffs_off();
   info->stepSize[MKCCL_PROTO_SIMPLE] = c->stepSize;
+  if (c->llBytes) {
+    info->buffs[MKCCL_PROTO_LL] = (char*)recvSeg + SHM_LL_OFF;
+    info->stepSize[MKCCL_PROTO_LL] = c->llBytes / MKCCL_STEPS;
+  }
   info->tail = &shm_recv_mem(recvSeg)->tail;
   info->head = &shm_send_mem(sendSeg)->head;
   info->connFifo = shm_recv_mem(recvSeg)->connFifo;

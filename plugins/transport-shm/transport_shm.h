@@ -28,6 +28,7 @@ typedef struct {
   char name[SHM_NAME_MAX];
   uint64_t bytes;
   int32_t rank;
+  int32_t llBytes; /* the receiver's segment has LL lines of this many bytes (0: none) */
 } shm_connect_info_t;
 
 typedef struct {
@@ -38,6 +39,7 @@ typedef struct {
   shm_ctx_t* ctx;
   int isSend;
   int stepSize;
+  int llBytes;     /* LL lines in the receiver's segment (ours when receiving, the peer's when sending) */
   /* our segment */
   char name[SHM_NAME_MAX];
   void* local;
