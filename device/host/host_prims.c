@@ -209,6 +209,18 @@ static ncclResult_t host_prims_ll_recv(host_prims_t* p, host_conn_t* c, char* ou
   return ncclSuccess;
 }
 
+/* The end of a flat AllReduce: every rank's input (pre-multiplied), in
+ * rank order, folded left to right into dst, the last fold final; then the
+ * received slices go back to their senders. */
+static ncclResult_t host_prims_flat_fold(host_prims_t* p, const char* const* in, void* dst, size_t n) {
+  host_redop_t fold = host_prims_fold_op(&p->redop);
+  int total = p->nRecv + 1;
+  host_reduce_copy(&fold, dst, NULL, in[0], in[1], n, total == 2);
+  for (int i = 2; i < total; i++) host_reduce_copy(&fold, dst, NULL, dst, in[i], n, i == total - 1);
+  for (int i = 0; i < p->nRecv; i++) host_prims_slice_release(&p->recv[i], p->shape);
+  return ncclSuccess;
+}
+
 /* A flat AllReduce small enough for lines: this rank's pre-multiplied input
  * to every send connection (a line where it has them, else its slot), then
  * every input, folded in rank order. */
@@ -243,12 +255,7 @@ static ncclResult_t host_prims_flat_small(host_prims_t* p, const void* src, void
     }
     k++;
   }
-  host_redop_t fold = host_prims_fold_op(&p->redop);
-  int total = p->nRecv + 1;
-  host_reduce_copy(&fold, dst, NULL, in[0], in[1], n, total == 2);
-  for (int i = 2; i < total; i++) host_reduce_copy(&fold, dst, NULL, dst, in[i], n, i == total - 1);
-  for (int i = 0; i < p->nRecv; i++) host_prims_slice_release(&p->recv[i], s);
-  return ncclSuccess;
+  return host_prims_flat_fold(p, in, dst, n);
 }
 
 ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_t nelem, int minePos) {
@@ -280,11 +287,5 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
     }
     MK_CHECK(host_prims_slice_in(p, &p->recv[k++], s, &in[i]));
   }
-  /* All inputs are pre-multiplied: fold them left to right; the last fold is final. */
-  host_redop_t fold = host_prims_fold_op(&p->redop);
-  int total = p->nRecv + 1;
-  host_reduce_copy(&fold, dst, NULL, in[0], in[1], n, total == 2);
-  for (int i = 2; i < total; i++) host_reduce_copy(&fold, dst, NULL, dst, in[i], n, i == total - 1);
-  for (int i = 0; i < p->nRecv; i++) host_prims_slice_release(&p->recv[i], s);
-  return ncclSuccess;
+  return host_prims_flat_fold(p, in, dst, n);
 }
