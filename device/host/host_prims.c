@@ -209,74 +209,32 @@ static ncclResult_t host_prims_ll_recv(host_prims_t* p, host_conn_t* c, char* ou
   return ncclSuccess;
 }
 
-/* The end of a flat AllReduce: every rank's input (pre-multiplied), in
- * rank order, folded left to right into dst, the last fold final; then the
- * received slices go back to their senders. */
-static ncclResult_t host_prims_flat_fold(host_prims_t* p, const char* const* in, void* dst, size_t n) {
-  host_redop_t fold = host_prims_fold_op(&p->redop);
-  int total = p->nRecv + 1;
-  host_reduce_copy(&fold, dst, NULL, in[0], in[1], n, total == 2);
-  for (int i = 2; i < total; i++) host_reduce_copy(&fold, dst, NULL, dst, in[i], n, i == total - 1);
-  for (int i = 0; i < p->nRecv; i++) host_prims_slice_release(&p->recv[i], p->shape);
-  return ncclSuccess;
-}
-
-/* A flat AllReduce small enough for lines: this rank's pre-multiplied input
- * to every send connection (a line where it has them, else its slot), then
- * every input, folded in rank order. */
-static ncclResult_t host_prims_flat_small(host_prims_t* p, const void* src, void* dst, size_t n, size_t bytes,
-                                          int minePos) {
-  steps_shape_t s = p->shape;
-  uint64_t mineBuf[HOST_LL_DATA_MAX / 8], inBuf[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 8];
-  host_reduce_copy(&p->redop, (char*)mineBuf, NULL, NULL, src, n, 0);
-  for (int i = 0; i < p->nSend; i++) {
-    host_conn_t* c = &p->send[i];
-    if (host_prims_ll_ok(c, bytes)) {
-      MK_CHECK(host_prims_ll_send(p, c, s, (const char*)mineBuf, bytes));
-      continue;
-    }
-    char* out;
-    MK_CHECK(host_prims_slice_out(p, c, s, &out));
-    memcpy(out, mineBuf, bytes);
-    host_prims_slice_publish(c, s, (int64_t)bytes);
-  }
-  const char* in[HOST_PRIMS_MAX_PEERS + 1];
-  for (int i = 0, k = 0; i <= p->nRecv; i++) {
-    if (i == minePos) {
-      in[i] = (const char*)mineBuf;
-      continue;
-    }
-    host_conn_t* c = &p->recv[k];
-    if (host_prims_ll_ok(c, bytes)) {
-      MK_CHECK(host_prims_ll_recv(p, c, (char*)inBuf[k], bytes));
-      in[i] = (const char*)inBuf[k];
-    } else {
-      MK_CHECK(host_prims_slice_in(p, c, s, &in[i]));
-    }
-    k++;
-  }
-  return host_prims_flat_fold(p, in, dst, n);
-}
-
 ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_t nelem, int minePos) {
   steps_shape_t s = p->shape;
   size_t n = (size_t)nelem, bytes = n * p->typeSize;
   if (p->nSend < 1 || p->nRecv < 1 || p->nRecv > HOST_PRIMS_MAX_PEERS || minePos < 0 || minePos > p->nRecv ||
       bytes > (size_t)s.stepSize * (size_t)s.sliceSteps)
     return ncclInternalError;
-  if (bytes > 0 && bytes <= HOST_LL_DATA_MAX) return host_prims_flat_small(p, src, dst, n, bytes, minePos);
-  /* Out: pre-multiplied once into the first slot, copied to the others. */
+  /* Out: pre-multiplied once (into the first Simple slot, or here when the
+   * first connection takes a line), then copied to every other connection:
+   * a line where it has them (small inputs), else its slot. */
+  uint64_t mineBuf[HOST_LL_DATA_MAX / 8], inBuf[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 8];
   const char* mine = NULL;
   for (int i = 0; i < p->nSend; i++) {
-    char* out;
-    MK_CHECK(host_prims_slice_out(p, &p->send[i], s, &out));
-    if (i == 0) {
+    host_conn_t* c = &p->send[i];
+    char* out = (char*)mineBuf;
+    int ll = host_prims_ll_ok(c, bytes);
+    if (!ll) MK_CHECK(host_prims_slice_out(p, c, s, &out));
+    if (!mine) {
       host_reduce_copy(&p->redop, out, NULL, NULL, src, n, 0);
       mine = out;
-    } else {
+    } else if (!ll) {
       memcpy(out, mine, bytes);
     }
-    host_prims_slice_publish(&p->send[i], s, (int64_t)bytes);
+    if (ll)
+      MK_CHECK(host_prims_ll_send(p, c, s, mine, bytes));
+    else
+      host_prims_slice_publish(c, s, (int64_t)bytes);
   }
   /* In: every rank's input in rank order, this rank's at minePos. */
   const char* in[HOST_PRIMS_MAX_PEERS + 1];
@@ -285,7 +243,19 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
       in[i] = mine;
       continue;
     }
-    MK_CHECK(host_prims_slice_in(p, &p->recv[k++], s, &in[i]));
+    int r = k++;
+    if (host_prims_ll_ok(&p->recv[r], bytes)) {
+      MK_CHECK(host_prims_ll_recv(p, &p->recv[r], (char*)inBuf[r], bytes));
+      in[i] = (const char*)inBuf[r];
+    } else {
+      MK_CHECK(host_prims_slice_in(p, &p->recv[r], s, &in[i]));
+    }
   }
-  return host_prims_flat_fold(p, in, dst, n);
+  /* All inputs are pre-multiplied: fold them left to right; the last fold is final. */
+  host_redop_t fold = host_prims_fold_op(&p->redop);
+  int total = p->nRecv + 1;
+  host_reduce_copy(&fold, dst, NULL, in[0], in[1], n, total == 2);
+  for (int i = 2; i < total; i++) host_reduce_copy(&fold, dst, NULL, dst, in[i], n, i == total - 1);
+  for (int i = 0; i < p->nRecv; i++) host_prims_slice_release(&p->recv[i], s);
+  return ncclSuccess;
 }

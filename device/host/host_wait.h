@@ -73,6 +73,27 @@ static inline int host_wait_expired(int64_t* deadline) {
   return now > *deadline;
 }
 
+/* One round of waiting after `spins` rounds without progress: a pause,
+ * then yields, then sleeps on `word` while it is below `target` (its writer
+ * wakes sleepers); HOST_WAIT_TIMEOUT once MKCCL_TIMEOUT has passed. */
+static inline int host_wait_backoff(uint32_t spins, int64_t* deadline, volatile uint64_t* word, uint64_t target) {
+  if (spins < HOST_WAIT_SPINS) {
+    host_cpu_relax();
+    return HOST_WAIT_OK;
+  }
+  if (spins < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) {
+    /* From the first yield: on a busy machine a yield can take a whole
+     * time slice, and 4096 of them took seconds before the deadline was
+     * even armed (a peer's death seen 6-8 s late with MKCCL_TIMEOUT=2). */
+    if ((spins - HOST_WAIT_SPINS) % 64 == 0 && host_wait_expired(deadline)) return HOST_WAIT_TIMEOUT;
+    sched_yield();
+    return HOST_WAIT_OK;
+  }
+  uint64_t v = conn_fifo_load(word);
+  if (v < target) conn_fifo_sleep(word, v, HOST_WAIT_SLEEP_NS);
+  return host_wait_expired(deadline) ? HOST_WAIT_TIMEOUT : HOST_WAIT_OK;
+}
+
 /* Wait until *word >= target: HOST_WAIT_OK, HOST_WAIT_ABORTED, or
  * HOST_WAIT_TIMEOUT after MKCCL_TIMEOUT without the word reaching it. On a
  * connection the proxy drives (proxied), the waiter runs proxy rounds
@@ -81,34 +102,21 @@ static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatil
   uint32_t spins = 0;
   int64_t deadline = 0;
   for (;;) {
-    uint64_t v = conn_fifo_load(word);
-    if (v >= target) return HOST_WAIT_OK;
+    if (conn_fifo_load(word) >= target) return HOST_WAIT_OK;
     if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return HOST_WAIT_ABORTED;
     if (proxied) {
       if (!proxy_progress_help() && ++spins % 16 == 0) sched_yield();
       if (spins % 1024 == 1023 && host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
       continue;
     }
-    if (spins < HOST_WAIT_SPINS) host_cpu_relax();
-    else if (spins < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) {
-      /* From the first yield: on a busy machine a yield can take a whole
-       * time slice, and 4096 of them took seconds before the deadline was
-       * even armed (a peer's death seen 6-8 s late with MKCCL_TIMEOUT=2). */
-      if ((spins - HOST_WAIT_SPINS) % 64 == 0 && host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
-      sched_yield();
-    } else {
-      conn_fifo_sleep(word, v, HOST_WAIT_SLEEP_NS);
-      if (host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
-    }
-    spins++;
+    if (host_wait_backoff(spins++, &deadline, word, target) != HOST_WAIT_OK) return HOST_WAIT_TIMEOUT;
   }
 }
 
 /* Wait until the 8-byte word's upper half is `flag` (an LL line's word,
- * device/host/host_prims.c); *value: the word then. Spins, yields, then
- * sleeps on `tail` until it reaches `target` (the writer moves the tail
- * after the line, and wakes sleepers), as host_wait_ge does; the deadline
- * is checked every 64 rounds. */
+ * device/host/host_prims.c); *value: the word then. Backs off as
+ * host_wait_ge does, sleeping on `tail` until it reaches `target` (the
+ * writer moves the tail after the line). */
 static inline int host_wait_flag(const uint64_t* word, uint32_t flag, volatile uint64_t* tail, uint64_t target,
                                  volatile uint32_t* abortFlag, uint64_t* value) {
   uint32_t spins = 0;
@@ -120,17 +128,7 @@ static inline int host_wait_flag(const uint64_t* word, uint32_t flag, volatile u
       return HOST_WAIT_OK;
     }
     if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return HOST_WAIT_ABORTED;
-    if (spins < HOST_WAIT_SPINS) {
-      host_cpu_relax();
-    } else if (spins < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) {
-      if ((spins - HOST_WAIT_SPINS) % 64 == 0 && host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
-      sched_yield();
-    } else {
-      uint64_t t = conn_fifo_load(tail);
-      if (t < target) conn_fifo_sleep(tail, t, HOST_WAIT_SLEEP_NS);
-      if (host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
-    }
-    spins++;
+    if (host_wait_backoff(spins++, &deadline, tail, target) != HOST_WAIT_OK) return HOST_WAIT_TIMEOUT;
   }
 }
 
