@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "transport_plugin.h"
 #include "transport/mkccl_transport_v1.h"
 
 /* Regions handed out, to find which one an address falls in. */
@@ -145,17 +146,8 @@ static void run_case(int readMode, int llBytes, int samePid) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s libmkccl-transport-p2p.so\n", argv[0]);
-    return 2;
-  }
-  void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
-    return 1;
-  }
-  T = dlsym(h, "mkcclTransportPlugin_v1");
-  CHECK(T && T->abiVersion == MKCCL_TRANSPORT_ABI_V1);
+  void* h;
+  T = transport_plugin_open(argc, argv, &h);
   for (int readMode = 0; readMode <= 1; readMode++)
     for (int ll = 0; ll <= 1; ll++)
       for (int same = 0; same <= 1; same++) run_case(readMode, ll ? 8 * 16 * 64 : 0, same);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "transport_plugin.h"
 #include "transport/mkccl_transport_v1.h"
 
 static const mkcclTransport_v1* T;
@@ -89,17 +90,8 @@ static void run_case(int gpu, int llAsked, mkcclConnInfo_v1* sendInfo, mkcclConn
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s libmkccl-transport-shm.so\n", argv[0]);
-    return 2;
-  }
-  void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
-    return 1;
-  }
-  T = dlsym(h, "mkcclTransportPlugin_v1");
-  CHECK(T && T->abiVersion == MKCCL_TRANSPORT_ABI_V1);
+  void* h;
+  T = transport_plugin_open(argc, argv, &h);
   mkcclConnInfo_v1 s, r;
   run_case(0, MKCCL_STEPS * 64, &s, &r); /* a host rank asks one line a step */
   CHECK(r.buffs[MKCCL_PROTO_LL] && s.buffs[MKCCL_PROTO_LL]);
