@@ -99,6 +99,31 @@ MK_HD void sched_dtree_rooted(int n, int pos, int rootPos, int which, int* up, i
   *d1 = b < 0 ? -1 : sched_mod(b - shift, n);
 }
 
+/* Whether a collective runs on a tree rooted at its root (Broadcast,
+ * Reduce) rather than on its channel's own tree (AllReduce). */
+MK_HD int sched_tree_is_rooted(int coll) { return coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE; }
+
+/* The tree collective `coll` (rooted ones at `root`) runs on channel
+ * `channelId`, in ranks: order[pos] is the rank at ring position pos, index
+ * this rank's position. *up is -1 at the root, down[MK_TREE_MAX_DOWN] -1
+ * where absent. One function for the planner, the host executor and the
+ * GPU kernels, so all of them always see the same tree. */
+MK_HD void sched_tree_ranks(int n, const int* order, int index, int channelId, int coll, int root, int* up,
+                            int* down) {
+  int which = sched_tree_of_channel(channelId), u, d0, d1;
+  if (sched_tree_is_rooted(coll)) {
+    int rootPos = 0;
+    for (int i = 0; i < n; i++)
+      if (order[i] == root) rootPos = i;
+    sched_dtree_rooted(n, index, rootPos, which, &u, &d0, &d1);
+  } else {
+    sched_dtree(n, index, which, &u, &d0, &d1);
+  }
+  *up = u < 0 ? -1 : order[u];
+  down[0] = d0 < 0 ? -1 : order[d0];
+  down[1] = d1 < 0 ? -1 : order[d1];
+}
+
 /* Reduce phase: the primitive for one chunk (recv from the children, send
  * to the parent). */
 MK_HD int sched_tree_up_op(int hasUp, int nDown) {

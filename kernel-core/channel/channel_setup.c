@@ -34,16 +34,6 @@ static ncclResult_t channel_ring_order(struct ncclComm* comm, int* order) {
   return ncclSuccess;
 }
 
-/* The channel's tree of the double binary tree, from positions to ranks. */
-static void channel_tree_set(channel_t* ch, const int* order, int n, int index) {
-  int up, d0, d1;
-  sched_dtree(n, index, sched_tree_of_channel(ch->id), &up, &d0, &d1);
-  ch->tree.up = up < 0 ? -1 : order[up];
-  for (int d = 0; d < MK_TREE_ARITY; d++) ch->tree.down[d] = -1;
-  ch->tree.down[0] = d0 < 0 ? -1 : order[d0];
-  ch->tree.down[1] = d1 < 0 ? -1 : order[d1];
-}
-
 ncclResult_t channel_setup(struct ncclComm* comm, int nChannels) {
   dp_state_t* dp = &comm->dp;
   int n = comm->nRanks;
@@ -63,7 +53,7 @@ ncclResult_t channel_setup(struct ncclComm* comm, int nChannels) {
     ch->ring.index = index;
     ch->ring.prev = dp->ringOrder[(index + n - 1) % n];
     ch->ring.next = dp->ringOrder[(index + 1) % n];
-    channel_tree_set(ch, dp->ringOrder, n, index);
+    channel_tree_for(ch, n, MK_COLL_ALLREDUCE, 0, &ch->tree); /* the channel's tree of the double binary tree */
     ch->peers = calloc((size_t)n, sizeof(channel_peer_t));
     if (!ch->peers) return MK_FAIL(ncclSystemError, "channels: out of memory");
   }
