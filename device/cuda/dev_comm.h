@@ -1,5 +1,5 @@
-/* What a GPU kernel sees of a communicator: per channel its ring and the
- * connections it uses, in device memory. Filled by the host (plan/launch),
+/* What a GPU kernel sees of a communicator: per channel its ring (the
+ * trees follow from it: sched_tree_ranks) and the connections it uses, in device memory. Filled by the host (plan/launch),
  * read by device/cuda/kernels.cu. Plain C so both sides share it. */
 #ifndef MKCCL_CUDA_DEV_COMM_H
 #define MKCCL_CUDA_DEV_COMM_H
@@ -25,15 +25,26 @@ typedef struct {
   int32_t pad;
 } mk_dev_conn_t;
 
+/* A channel's connections, per kind and peer: collectives' (connection 0:
+ * the ring's to ringNext and from ringPrev, the trees' to and from parent
+ * and children) and point-to-point's (connection 1). Per peer, because a
+ * ring and a tree that join the same two ranks share the connection, and so
+ * its step counter. */
+enum { MK_DEV_COLL_SEND, MK_DEV_COLL_RECV, MK_DEV_P2P_SEND, MK_DEV_P2P_RECV, MK_DEV_CONN_KINDS };
+
 typedef struct {
   int32_t ringPrev, ringNext, ringIndex;
   int32_t pad;
   int32_t ringRanks[MK_DEV_MAX_RANKS];
-  mk_dev_conn_t ringSend;     /* to ringNext, connection 0 */
-  mk_dev_conn_t ringRecv;     /* from ringPrev, connection 0 */
-  mk_dev_conn_t p2pSend[MK_DEV_MAX_RANKS]; /* connection 1, per peer */
-  mk_dev_conn_t p2pRecv[MK_DEV_MAX_RANKS];
+  /* [MK_DEV_CONN_KINDS][nRanks] (device memory): sized by the communicator,
+   * so a small one's device state stays small (a table of 64 peers for
+   * every channel made the GPU memory left after init/destroy cycles drift,
+   * test_gpu_fault leak). */
+  mk_dev_conn_t* conns;
 } mk_dev_channel_t;
+
+/* Channel ch's connection of `kind` with `peer`, in a communicator of nRanks. */
+#define MK_DEV_CONN(ch, nRanks, kind, peer) (&(ch)->conns[(size_t)(kind) * (size_t)(nRanks) + (size_t)(peer)])
 
 /* Per channel, what the kernel is doing (host memory mapped for the
  * device), for the watchdog to report a GPU that makes no progress. */

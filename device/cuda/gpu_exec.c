@@ -39,7 +39,10 @@ struct gpu_exec {
   cu_function_t kernel;
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
-  uint8_t synced[MK_DEV_MAX_CHANNELS][2 + 2 * MK_DEV_MAX_RANKS];
+  mk_dev_conn_t* devConns;  /* every channel's connection table (device memory) */
+  mk_dev_conn_t* hostConns; /* ... and its host copy, same layout */
+  size_t connsBytes;
+  uint8_t* synced;          /* per connection of devConns: copied there */
   uint8_t ringSynced[MK_DEV_MAX_CHANNELS]; /* ring description copied */
   proxy_client_t* proxy;                   /* the comm's, for the watchdog */
   char* fifoBuf;            /* pinned, mapped */
@@ -99,7 +102,10 @@ static const char* gpu_diag_read(gpu_exec_t* ex, void* dst, const void* src, siz
 static void gpu_watchdog_conns(gpu_exec_t* ex) {
   if (!ex->diagStream || !ex->diagBuf) return;
   mk_dev_conn_t* conns = (mk_dev_conn_t*)ex->diagBuf;
-  const char* err = gpu_diag_read(ex, conns, &ex->devComm->channels[0].ringSend, 2 * sizeof(mk_dev_conn_t));
+  mk_dev_channel_t dev0 = ex->hostComm->channels[0]; /* its device table */
+  int n = ex->hostComm->nRanks;
+  const char* err = gpu_diag_read(ex, &conns[0], MK_DEV_CONN(&dev0, n, MK_DEV_COLL_SEND, dev0.ringNext), sizeof(mk_dev_conn_t));
+  if (!err) err = gpu_diag_read(ex, &conns[1], MK_DEV_CONN(&dev0, n, MK_DEV_COLL_RECV, dev0.ringPrev), sizeof(mk_dev_conn_t));
   if (err) {
     MK_WARN("GPU watchdog: rank %d: reading the device comm: %s", ex->rank, err);
     return;
@@ -335,10 +341,27 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     res = MK_FAIL(ncclSystemError, "out of memory");
     goto fail_dev;
   }
+  /* Every channel's connections, kind by kind, peer by peer. */
+  size_t nConns = (size_t)MK_DEV_MAX_CHANNELS * MK_DEV_CONN_KINDS * (size_t)comm->nRanks;
+  ex->connsBytes = nConns * sizeof(mk_dev_conn_t);
+  cu_deviceptr_t dc;
+  if ((r = g->mem_alloc(&dc, ex->connsBytes)) != CUDA_DRV_SUCCESS) {
+    res = CU_FAIL("cuMemAlloc (device connections)", r);
+    goto fail_host;
+  }
+  ex->devConns = (mk_dev_conn_t*)(uintptr_t)dc;
+  ex->hostConns = calloc(nConns, sizeof(mk_dev_conn_t));
+  ex->synced = calloc(nConns, 1);
+  if (!ex->hostConns || !ex->synced) {
+    res = MK_FAIL(ncclSystemError, "out of memory");
+    goto fail_conns;
+  }
+  for (int c = 0; c < MK_DEV_MAX_CHANNELS; c++)
+    ex->hostComm->channels[c].conns = ex->devConns + (size_t)c * MK_DEV_CONN_KINDS * (size_t)comm->nRanks;
   if ((r = g->mem_host_alloc((void**)&ex->fifoBuf, fifoBytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)) !=
       CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemHostAlloc (work FIFO)", r);
-    goto fail_host;
+    goto fail_conns;
   }
   MK_CHECK_GOTO(work_fifo_init(&ex->fifo, ex->fifoBuf, fifoBytes), res, fail_fifo);
   int nEvents = 0;
@@ -382,6 +405,9 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->hostComm->p2pSplit = param_int("MKCCL_GPU_P2P_SPLIT") != 0;
   ex->hostComm->copyUnroll = param_int("MKCCL_GPU_COPY_UNROLL") == 4 ? 4 : 8;
   r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, sizeof(mk_dev_comm_t), ex->initStream);
+  if (r == CUDA_DRV_SUCCESS) /* zeros: no connection yet */
+    r = g->memcpy_async((cu_deviceptr_t)(uintptr_t)ex->devConns, (cu_deviceptr_t)(uintptr_t)ex->hostConns,
+                        ex->connsBytes, ex->initStream);
   if (r == CUDA_DRV_SUCCESS) r = g->stream_synchronize(ex->initStream);
   if (r != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemcpyAsync (device comm)", r);
@@ -410,6 +436,10 @@ fail_events:
   for (int i = nEvents - 1; i >= 0; i--) g->event_destroy(ex->events[i].event);
 fail_fifo:
   g->mem_free_host(ex->fifoBuf);
+fail_conns:
+  free(ex->synced);
+  free(ex->hostConns);
+  g->mem_free((cu_deviceptr_t)(uintptr_t)ex->devConns);
 fail_host:
   free(ex->hostComm);
 fail_dev:
@@ -448,6 +478,9 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
   g->mem_host_unregister(ex->abortHost);
   g->mem_free_host((void*)ex->status);
   g->mem_free_host(ex->fifoBuf);
+  free(ex->synced);
+  free(ex->hostConns);
+  g->mem_free((cu_deviceptr_t)(uintptr_t)ex->devConns);
   free(ex->hostComm);
   g->mem_free((cu_deviceptr_t)(uintptr_t)ex->devComm);
   g->stream_destroy(ex->initStream);
@@ -518,15 +551,18 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
       h->ringNext = ch->ring.next;
       h->ringIndex = ch->ring.index;
       for (int r = 0; r < comm->nRanks; r++) h->ringRanks[r] = ch->ring.userRanks[r];
-      MK_CHECK(gpu_copy_in(ex, d, h, offsetof(mk_dev_channel_t, ringSend), stream));
+      MK_CHECK(gpu_copy_in(ex, d, h, sizeof(*h), stream));
       ex->ringSynced[c] = 1;
     }
-    MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][0], &h->ringSend, &d->ringSend, &ch->peers[ch->ring.next].send[MK_CONN_COLL], stream));
-    MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][1], &h->ringRecv, &d->ringRecv, &ch->peers[ch->ring.prev].recv[MK_CONN_COLL], stream));
+    /* Every peer's: rings and trees (connected when first used) alike. */
     for (int p = 0; p < comm->nRanks; p++) {
-      MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][2 + p], &h->p2pSend[p], &d->p2pSend[p], &ch->peers[p].send[MK_CONN_P2P], stream));
-      MK_CHECK(gpu_conn_sync(ex, &ex->synced[c][2 + MK_DEV_MAX_RANKS + p], &h->p2pRecv[p], &d->p2pRecv[p],
-                             &ch->peers[p].recv[MK_CONN_P2P], stream));
+      channel_peer_t* peer = &ch->peers[p];
+      const connector_t* conn[MK_DEV_CONN_KINDS] = {&peer->send[MK_CONN_COLL], &peer->recv[MK_CONN_COLL],
+                                                    &peer->send[MK_CONN_P2P], &peer->recv[MK_CONN_P2P]};
+      for (int k = 0; k < MK_DEV_CONN_KINDS; k++) {
+        size_t i = ((size_t)c * MK_DEV_CONN_KINDS + (size_t)k) * (size_t)comm->nRanks + (size_t)p;
+        MK_CHECK(gpu_conn_sync(ex, &ex->synced[i], &ex->hostConns[i], &ex->devConns[i], conn[k], stream));
+      }
     }
   }
   if (wait) {
@@ -575,10 +611,11 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
 
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured) {
   const cuda_gpu_t* g = ex->g;
-  /* The kernels run rings only so far (device/common/coll_tree.h is not wired in). */
+  /* The kernels run rings and trees (FLAT is the host's alone). */
   for (int i = 0; i < n; i++)
-    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING)
-      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings only)", works[i].algo);
+    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING && works[i].algo != MK_ALGO_TREE)
+      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings and trees only)",
+                     works[i].algo);
   /* At most MK_ARGS_WORKS items travel in the kernel's arguments (captured
    * or not): no FIFO space, nothing for the kernel to read across PCIe. */
   int inl = n <= MK_ARGS_WORKS;

@@ -1,10 +1,11 @@
-/* The GPU executor: one CTA per channel, the same ring schedules and
- * connection FIFO protocol as the host executor (device/common), Simple
- * protocol with 16-byte vector accesses. Compiled to a fatbin that the core
+/* The GPU executor: one CTA per channel, the same ring and tree schedules
+ * and connection FIFO protocol as the host executor (device/common), Simple
+ * protocol with 16-byte vector accesses (and LL on rings). Compiled to a fatbin that the core
  * loads through the driver at run time (no CUDA runtime dependency). */
 #include <stdint.h>
 
 #include "device/common/sched_ring.h"
+#include "device/common/sched_tree.h"
 #include "device/common/shape.h"
 #include "device/common/work.h"
 #include "device/cuda/dev_comm.h"
@@ -34,6 +35,8 @@ static __device__ __forceinline__ void mk_status(volatile uint64_t* st, int word
 struct mk_prims {
   mk_dev_conn_t* recv; /* NULL when unused */
   mk_dev_conn_t* send;
+  mk_dev_conn_t* recv1; /* a tree's second child, NULL when unused (Simple only) */
+  mk_dev_conn_t* send1;
   int chunkSteps, sliceSteps, stepSize;
   int type, op;
   uint64_t scalar;
@@ -116,10 +119,33 @@ static __device__ bool mk_wait(mk_prims* p, volatile uint64_t* word, uint64_t ta
   return true;
 }
 
-/* A free slot to send a piece ending at step `end`: the receiver's head
- * within MKCCL_STEPS of it (no underflow at the start). */
-static __device__ bool mk_wait_room(mk_prims* p, uint64_t end) {
-  return mk_wait(p, p->send->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0);
+/* A free slot on send connection c for a piece ending at step `end`: the
+ * receiver's head within MKCCL_STEPS of it (no underflow at the start). */
+static __device__ bool mk_wait_room(mk_prims* p, mk_dev_conn_t* c, uint64_t end) {
+  return mk_wait(p, c->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0);
+}
+
+/* Done reading a received slice at `step`: its slots go back to the
+ * sender (the FIFO entry cleared before the head moves). */
+static __device__ void mk_post_head(mk_dev_conn_t* c, uint64_t step, int sliceSteps) {
+  if (c->connFifo && (c->flags & MKCCL_CONN_USE_FIFO)) {
+    c->connFifo[step % MKCCL_STEPS].size = -1;
+    mk_st_release(c->head, step + sliceSteps); /* the clear before the head */
+  } else {
+    mk_st_relaxed(c->head, step + sliceSteps);
+  }
+  c->step = step + sliceSteps;
+}
+
+/* A sent slice's size, for connections whose proxy reads it (before the fence). */
+static __device__ void mk_post_size(mk_dev_conn_t* c, uint64_t step, int64_t bytes) {
+  if (c->connFifo && (c->flags & MKCCL_CONN_USE_FIFO)) *(volatile int64_t*)&c->connFifo[step % MKCCL_STEPS].size = bytes;
+}
+
+/* A sent slice's tail (after the fence that orders the data before it). */
+static __device__ void mk_post_tail(mk_dev_conn_t* c, uint64_t step, int sliceSteps) {
+  mk_st_relaxed(c->tail, step + sliceSteps);
+  c->step = step + sliceSteps;
 }
 
 static __device__ char* mk_recv_ptr(mk_dev_conn_t* c, uint64_t step) {
@@ -157,11 +183,16 @@ static __device__ void mk_data_op(int op, int tid, int n, const char* a, const c
   }
 }
 
-/* Move or combine nelem elements: a copy when there is one input and no
- * arithmetic; else the typed loop. */
-static __device__ void mk_move(const mk_prims& p, const char* a, const char* b, char* d0, char* d1, int64_t nelem, int post) {
+/* The op that folds a further input into a partial result: both are
+ * already pre-multiplied (as the host's host_prims_fold_op). */
+static __device__ __forceinline__ int mk_fold_op(int op) { return op == MK_OP_PREMULSUM ? MK_OP_SUM : op; }
+
+/* Move or combine nelem elements with `op`: a copy when there is one input
+ * and no arithmetic; else the typed loop. */
+static __device__ void mk_move(const mk_prims& p, int op, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
+                               int post) {
   int tid = p.tid, n = p.nthreads;
-  bool arith = (a && b) || (b && p.op == MK_OP_PREMULSUM) || (post && p.op == MK_OP_SUMPOSTDIV);
+  bool arith = (a && b) || (b && op == MK_OP_PREMULSUM) || (post && op == MK_OP_SUMPOSTDIV);
   if (!arith) {
     const char* src = a ? a : b;
     if (d1 == src) d1 = nullptr;
@@ -173,26 +204,26 @@ static __device__ void mk_move(const mk_prims& p, const char* a, const char* b, 
     return;
   }
   switch (p.type) {
-    case ncclInt8: mk_data_op<int8_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclUint8: mk_data_op<uint8_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclInt32: mk_data_op<int32_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclUint32: mk_data_op<uint32_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclInt64: mk_data_op<int64_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclUint64: mk_data_op<uint64_t>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat16: mk_data_op<__half>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat32: mk_data_op<float>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat64: mk_data_op<double>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclBfloat16: mk_data_op<__nv_bfloat16>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat8e4m3: mk_data_op<__nv_fp8_e4m3>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
-    case ncclFloat8e5m2: mk_data_op<__nv_fp8_e5m2>(p.op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclInt8: mk_data_op<int8_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint8: mk_data_op<uint8_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclInt32: mk_data_op<int32_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint32: mk_data_op<uint32_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclInt64: mk_data_op<int64_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclUint64: mk_data_op<uint64_t>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat16: mk_data_op<__half>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat32: mk_data_op<float>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat64: mk_data_op<double>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclBfloat16: mk_data_op<__nv_bfloat16>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat8e4m3: mk_data_op<__nv_fp8_e4m3>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
+    case ncclFloat8e5m2: mk_data_op<__nv_fp8_e5m2>(op, tid, n, a, b, d0, d1, nelem, p.scalar, post); break;
   }
 }
 
 #ifdef MKCCL_KERNEL_UNPACK
 /* The receive at the handle's head, by the whole block; thread 0 moves the
  * head on once every thread is done with it. */
-static __device__ void mk_unpack(mk_prims* p, char* slot, int64_t bytes) {
-  void* h = p->recv->netDevHandle;
+static __device__ void mk_unpack(mk_prims* p, mk_dev_conn_t* c, char* slot, int64_t bytes) {
+  void* h = c->netDevHandle;
   uint64_t head = mkcclNetDevUnpackHead_v1(h);
   mkcclNetDevUnpack_v1(h, head, slot, (int)bytes, p->unpackScratch, p->tid, p->nthreads);
   __threadfence(); /* the slot's bytes before the block reads them */
@@ -202,10 +233,40 @@ static __device__ void mk_unpack(mk_prims* p, char* slot, int64_t bytes) {
 }
 #endif
 
+/* One slice's data (host_prims_move's order, so both executors give the
+ * same bits): the inputs received (in0, in1) combined with the local one
+ * (mine) into the first destination (the first send slot, else the user
+ * output) and mirrored to the user output; then a second send slot gets a
+ * copy. Passes that read what an earlier one wrote come after a barrier. */
+static __device__ void mk_slice_data(const mk_prims* p, int prim, const char* in0, const char* in1, const char* mine,
+                                     char* out0, char* out1, char* user, int64_t nelem, int final) {
+  char* d0 = out0 ? out0 : user;
+  char* d1 = out0 ? user : nullptr;
+  if (!d0) return;
+  int fold = mk_fold_op(p->op);
+  /* With no user output, the second send slot is the first pass's mirror. */
+  if (!d1 && out1 && !in1) {
+    d1 = out1;
+    out1 = nullptr;
+  }
+  mk_move(*p, mk_prim_is_raw(prim) ? fold : p->op, in0, mine, d0, d1, nelem, final && !in1);
+  if (in1) {
+    mk_sync(p);
+    mk_move(*p, fold, in1, d0, d0, d1, nelem, final);
+  }
+  if (out1) {
+    mk_sync(p);
+    mk_move(*p, fold, nullptr, d1 ? d1 : d0, out1, nullptr, nelem, 0);
+  }
+}
+
 /* One chunk (exactly chunkSteps steps on each connection used). Returns
- * non-zero when aborted. */
+ * non-zero when aborted. Rings use recv and send; trees also recv1 and
+ * send1 (a second child). */
 static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
   bool recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
+  mk_dev_conn_t* r1 = recv ? p->recv1 : nullptr;
+  mk_dev_conn_t* s1 = send ? p->send1 : nullptr;
   bool useSrc = mk_prim_reads_src(prim), useDst = mk_prim_writes_dst(prim);
   int final = mk_prim_is_final(prim);
   steps_shape_t s = {p->chunkSteps, p->sliceSteps, p->stepSize};
@@ -215,6 +276,7 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
   for (int slice = 0; slice < slices; slice++) {
     int64_t bytes = steps_slice_len(s, chunkBytes, slice);
     uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
+    uint64_t rstep1 = r1 ? r1->step : 0, sstep1 = s1 ? s1->step : 0;
     if (p->tid == 0) {
       bool ok = true;
       mk_status(p->status, MK_STATUS_TICKS, ++p->ticks);
@@ -222,45 +284,37 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
       mk_status(p->status, MK_STATUS_RSTEP, rstep);
       mk_status(p->status, MK_STATUS_SSTEP, sstep);
       if (recv) ok = mk_wait(p, p->recv->tail, rstep + p->sliceSteps);
-      if (ok && send) ok = mk_wait_room(p, sstep + p->sliceSteps);
+      if (ok && r1) ok = mk_wait(p, r1->tail, rstep1 + p->sliceSteps);
+      if (ok && send) ok = mk_wait_room(p, p->send, sstep + p->sliceSteps);
+      if (ok && s1) ok = mk_wait_room(p, s1, sstep1 + p->sliceSteps);
       if (!ok) *p->aborted = 1;
     }
     if (mk_sync_aborted(p)) return 1;
 #ifdef MKCCL_KERNEL_UNPACK
     /* One net receive per slice: its pages go from the bounce buffer into
      * the slot before anyone reads it (the host executor does the same). */
-    if (recv && p->recv->netDevHandle) mk_unpack(p, mk_recv_ptr(p->recv, rstep), bytes);
+    if (recv && p->recv->netDevHandle) mk_unpack(p, p->recv, mk_recv_ptr(p->recv, rstep), bytes);
+    if (r1 && r1->netDevHandle) mk_unpack(p, r1, mk_recv_ptr(r1, rstep1), bytes);
 #endif
-    if (bytes > 0) {
-      const char* in = recv ? mk_recv_ptr(p->recv, rstep) : nullptr;
-      char* out = send ? mk_send_ptr(p->send, sstep) : nullptr;
-      const char* mine = useSrc ? src + done : nullptr;
-      char* user = useDst ? dst + done : nullptr;
-      char* d0 = out ? out : user;
-      char* d1 = out ? user : nullptr;
-      if (d0) mk_move(*p, in, mine, d0, d1, bytes / p->ts, final);
-    }
+    if (bytes > 0)
+      mk_slice_data(p, prim, recv ? mk_recv_ptr(p->recv, rstep) : nullptr, r1 ? mk_recv_ptr(r1, rstep1) : nullptr,
+                    useSrc ? src + done : nullptr, send ? mk_send_ptr(p->send, sstep) : nullptr,
+                    s1 ? mk_send_ptr(s1, sstep1) : nullptr, useDst ? dst + done : nullptr, bytes / p->ts, final);
     mk_sync(p);
     /* Posts (after the barrier, thread 0 for the block): one system fence
-     * per send, none for a receive's head, as NCCL's Simple protocol does.
-     * A fence per post cost ~8 us a hop on H100s; the block's reads of the
-     * slot ended before the barrier, so the head needs no fence. */
+     * per slice that sends, none for a receive's head, as NCCL's Simple
+     * protocol does. A fence per post cost ~8 us a hop on H100s; the
+     * block's reads of the slot ended before the barrier, so the head needs
+     * no fence. */
     if (p->tid == 0) {
-      if (recv) {
-        if (p->recv->connFifo && (p->recv->flags & MKCCL_CONN_USE_FIFO)) {
-          p->recv->connFifo[rstep % MKCCL_STEPS].size = -1;
-          mk_st_release(p->recv->head, rstep + p->sliceSteps); /* the clear before the head */
-        } else {
-          mk_st_relaxed(p->recv->head, rstep + p->sliceSteps);
-        }
-        p->recv->step = rstep + p->sliceSteps;
-      }
+      if (recv) mk_post_head(p->recv, rstep, p->sliceSteps);
+      if (r1) mk_post_head(r1, rstep1, p->sliceSteps);
       if (send) {
-        if (p->send->connFifo && (p->send->flags & MKCCL_CONN_USE_FIFO))
-          *(volatile int64_t*)&p->send->connFifo[sstep % MKCCL_STEPS].size = bytes;
-        mk_fence_sys(); /* the block's data (and the size) before the tail */
-        mk_st_relaxed(p->send->tail, sstep + p->sliceSteps);
-        p->send->step = sstep + p->sliceSteps;
+        mk_post_size(p->send, sstep, bytes);
+        if (s1) mk_post_size(s1, sstep1, bytes);
+        mk_fence_sys(); /* the block's data (and the sizes) before the tails */
+        mk_post_tail(p->send, sstep, p->sliceSteps);
+        if (s1) mk_post_tail(s1, sstep1, p->sliceSteps);
       }
     }
     mk_sync(p);
@@ -285,7 +339,37 @@ static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
   __syncthreads();
 }
 
-static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_prims* base, int bid, bool split) {
+/* What a tree's MK_PRIMS_BIND needs: the channel and the communicator's size. */
+struct mk_tree_exec {
+  mk_dev_channel_t* ch;
+  int nRanks;
+};
+
+/* A tree phase's connections (coll_tree.h): up to two peers each way, the
+ * channel's per-peer collective connections. */
+static __device__ int mk_prims_bind(mk_prims* p, const mk_tree_exec* x, const int* recvPeers, int nRecv,
+                                    const int* sendPeers, int nSend) {
+  mk_dev_channel_t* ch = x->ch;
+  int n = x->nRanks;
+  p->recv = nRecv > 0 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_RECV, recvPeers[0]) : nullptr;
+  p->recv1 = nRecv > 1 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_RECV, recvPeers[1]) : nullptr;
+  p->send = nSend > 0 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, sendPeers[0]) : nullptr;
+  p->send1 = nSend > 1 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, sendPeers[1]) : nullptr;
+  mk_dev_conn_t* any = p->recv ? p->recv : p->send;
+  p->stepSize = any ? any->stepSize : 0;
+  mk_begin(p->recv, p->chunkSteps);
+  mk_begin(p->recv1, p->chunkSteps);
+  mk_begin(p->send, p->chunkSteps);
+  mk_begin(p->send1, p->chunkSteps);
+  return 0;
+}
+
+#define MK_PRIMS_BIND(p, ctx, recvPeers, nRecv, sendPeers, nSend) \
+  mk_prims_bind((p), (const mk_tree_exec*)(ctx)->exec, (recvPeers), (nRecv), (sendPeers), (nSend))
+#include "device/common/coll_tree.h"
+
+static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid,
+                                   bool split) {
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
   int sendChunks = 0, recvChunks = 0;
   mk_prims sp = *base, rp = *base;
@@ -296,13 +380,13 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_p
   sp.recv = sp.send = rp.recv = rp.send = nullptr;
   if (w->sendBytes >= 0) {
     coll_p2p_part(w->sendBytes, w->nChannels, bid, chunk, &sendOff, &sendLen, &sendChunks);
-    sp.send = &ch->p2pSend[w->sendPeer];
+    sp.send = MK_DEV_CONN(ch, nRanks, MK_DEV_P2P_SEND, w->sendPeer);
     sp.stepSize = sp.send->stepSize;
     mk_begin(sp.send, 1);
   }
   if (w->recvBytes >= 0) {
     coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
-    rp.recv = &ch->p2pRecv[w->recvPeer];
+    rp.recv = MK_DEV_CONN(ch, nRanks, MK_DEV_P2P_RECV, w->recvPeer);
     rp.stepSize = rp.recv->stepSize;
     mk_begin(rp.recv, 1);
   }
@@ -328,6 +412,18 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, const mk_work_t* w, mk_p
   }
 }
 
+/* A tree item on this channel. Not inlined: the ring path's registers
+ * stay as they were without it. */
+static __device__ __noinline__ void mk_run_tree(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w,
+                                                int channel, int bid, mk_prims* p) {
+  int up, down[MK_TREE_MAX_DOWN];
+  sched_tree_ranks(comm->nRanks, ch->ringRanks, ch->ringIndex, channel, w->coll, w->root, &up, down);
+  mk_tree_exec x = {ch, comm->nRanks};
+  mk_tree_ctx_t t;
+  coll_tree_ctx_init(&t, up, down, bid, w->chunkSize, p->ts, &x);
+  coll_tree_run(p, w, &t);
+}
+
 static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted,
                               char* scratch) {
   mk_prims p;
@@ -349,11 +445,12 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.proto = w->proto == MK_PROTO_LL ? MK_PROTO_LL : MK_PROTO_SIMPLE;
   p.tid = threadIdx.x, p.nthreads = blockDim.x, p.bar = 0;
   p.copyUnroll = comm->copyUnroll;
+  p.recv = p.send = p.recv1 = p.send1 = nullptr;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
   /* (Send/Recv to itself never comes here: the planner copies on the stream.) */
   if (w->coll == MK_COLL_SENDRECV) {
-    mk_run_p2p(ch, w, &p, bid, comm->p2pSplit != 0);
+    mk_run_p2p(ch, comm->nRanks, w, &p, bid, comm->p2pSplit != 0);
     return;
   }
   if (comm->nRanks == 1) {
@@ -361,7 +458,11 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
     int64_t off, len;
     int chunks;
     coll_p2p_part((int64_t)w->count * p.ts, w->nChannels, bid, w->chunkSize, &off, &len, &chunks);
-    if (len > 0) mk_move(p, nullptr, (const char*)w->sendbuff + off, (char*)w->recvbuff + off, nullptr, len / p.ts, 1);
+    if (len > 0) mk_move(p, p.op, nullptr, (const char*)w->sendbuff + off, (char*)w->recvbuff + off, nullptr, len / p.ts, 1);
+    return;
+  }
+  if (w->algo == MK_ALGO_TREE) {
+    mk_run_tree(comm, ch, w, channel, bid, &p);
     return;
   }
   mk_ring_ctx_t c;
@@ -374,8 +475,8 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   c.chunkElems = w->chunkSize / p.ts;
   int recvs, sends;
   coll_ring_uses(&c, w, &recvs, &sends);
-  p.recv = recvs ? &ch->ringRecv : nullptr;
-  p.send = sends ? &ch->ringSend : nullptr;
+  p.recv = recvs ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_RECV, ch->ringPrev) : nullptr;
+  p.send = sends ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_SEND, ch->ringNext) : nullptr;
   p.stepSize = (p.recv ? p.recv : p.send) ? (p.recv ? p.recv : p.send)->stepSize : 0;
   mk_begin(p.recv, chunkSteps);
   mk_begin(p.send, chunkSteps);

@@ -96,7 +96,7 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
   int64_t bytes = nelem * p->ts;
   uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
   if (send) { /* a free slot: the receiver is done with the step MKCCL_STEPS back */
-    if (p->tid == 0 && !mk_wait_room(p, sstep + 1)) *p->aborted = 1;
+    if (p->tid == 0 && !mk_wait_room(p, p->send, sstep + 1)) *p->aborted = 1;
     if (mk_sync_aborted(p)) return 1;
   }
   const char* rl = recv ? p->recv->llBuff + (size_t)(rstep % MKCCL_STEPS) * p->recv->llStepSize : nullptr;

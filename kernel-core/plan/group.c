@@ -62,6 +62,7 @@ ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
   *t = *task;
   t->next = NULL;
   t->profApi = NULL;
+  t->tuned = 0;
   plan_task_list_t* l = &comm->tasks;
   if (l->tail) l->tail->next = t;
   else l->head = t;
@@ -117,13 +118,14 @@ static void* plan_group_job(void* arg) {
   return NULL;
 }
 
-/* GPU launches never wait on a peer once the connections they use are up:
- * such comms are launched one after the other on this thread (a thread per
- * comm cost ~50 us per group with 2 GPUs in one process). A comm's kernels
- * only ever wait on kernels launched before them, in this group or earlier. */
+/* GPU launches never wait on a peer once the connections they use are up
+ * (point-to-point, and the trees the tuner picks: plan_connected): such
+ * comms are launched one after the other on this thread (a thread per comm
+ * cost ~50 us per group with 2 GPUs in one process). A comm's kernels only
+ * ever wait on kernels launched before them, in this group or earlier. */
 static int plan_group_serial(const group_job_t* jobs, int n) {
   for (int i = 0; i < n; i++)
-    if (jobs[i].comm->cudaDev < 0 || !plan_p2p_connected(jobs[i].comm, &jobs[i].comm->tasks)) return 0;
+    if (jobs[i].comm->cudaDev < 0 || !plan_connected(jobs[i].comm, &jobs[i].comm->tasks)) return 0;
   return 1;
 }
 

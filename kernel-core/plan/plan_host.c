@@ -98,13 +98,48 @@ static ncclResult_t plan_flat_proxy(struct ncclComm* comm, const mk_work_t* w, p
   return ncclSuccess;
 }
 
-static ncclResult_t plan_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, mk_work_t* w,
-                              plan_proxy_t* pp) {
+/* The tuner's answer for a collective task, asked once: plan_connected may
+ * ask before the launch does. */
+static ncclResult_t plan_task_tune(struct ncclComm* comm, plan_task_t* t, int numPipeOps) {
+  if (t->tuned) return ncclSuccess;
+  size_t totalBytes = t->count * host_type_size(t->type) * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)comm->nRanks);
+  MK_CHECK(plan_tune_coll(comm, t, numPipeOps, plan_channels(comm, totalBytes), &t->choice));
+  t->tuned = 1;
+  return ncclSuccess;
+}
+
+/* Collectives planned together in one launch. */
+static int plan_num_pipe_ops(const plan_task_list_t* tasks) {
+  int n = 0;
+  for (const plan_task_t* t = tasks->head; t; t = t->next) n += t->kind == TASK_COLL;
+  return n;
+}
+
+/* Whether a collective task goes through plan_coll (others are local copies or nothing). */
+static int plan_task_runs(const struct ncclComm* comm, const plan_task_t* t) {
+  return t->kind == TASK_COLL && t->count > 0 && comm->nRanks > 1;
+}
+
+int plan_connected(struct ncclComm* comm, plan_task_list_t* tasks) {
+  if (!plan_p2p_connected(comm, tasks)) return 0;
+  int numPipeOps = plan_num_pipe_ops(tasks);
+  const dp_state_t* dp = &comm->dp;
+  for (plan_task_t* t = tasks->head; t; t = t->next) {
+    if (!plan_task_runs(comm, t)) continue;
+    if (plan_task_tune(comm, t, numPipeOps) != ncclSuccess) return 0; /* the launch reports it */
+    int algo = t->choice.algo;
+    if (algo == MK_ALGO_TREE && !(channel_tree_is_rooted(t->coll) ? dp->rootTreesConnected[t->root] : dp->treesConnected))
+      return 0;
+    if (algo == MK_ALGO_FLAT && !dp->flatConnected) return 0;
+  }
+  return 1;
+}
+
+static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipeOps, mk_work_t* w, plan_proxy_t* pp) {
   size_t ts = host_type_size(t->type);
   int N = comm->nRanks;
-  size_t totalBytes = t->count * ts * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)N);
-  plan_choice_t choice;
-  MK_CHECK(plan_tune_coll(comm, t, numPipeOps, plan_channels(comm, totalBytes), &choice));
+  MK_CHECK(plan_task_tune(comm, t, numPipeOps));
+  const plan_choice_t choice = t->choice;
   int algo = choice.algo;
   if (algo == MK_ALGO_TREE)
     MK_CHECK(channel_tree_is_rooted(t->coll) ? channel_connect_rooted_trees(comm, t->root) : channel_connect_trees(comm));
@@ -191,7 +226,6 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
   pp.profGroup = plan_profile_group_start(comm);
-  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream, capturing), res, out);
   /* Few items (the usual case) are planned on the stack. */
   size_t nMax = (size_t)tasks->n + (size_t)comm->nRanks + 1;
   works = nMax <= sizeof(local) / sizeof(local[0]) ? local : calloc(nMax, sizeof(mk_work_t));
@@ -199,8 +233,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
     res = MK_FAIL(ncclSystemError, "out of memory planning %d operations", tasks->n);
     goto out;
   }
-  int numPipeOps = 0;
-  for (plan_task_t* t = tasks->head; t; t = t->next) numPipeOps += t->kind == TASK_COLL;
+  int numPipeOps = plan_num_pipe_ops(tasks);
   for (plan_task_t* t = tasks->head; t; t = t->next) {
     if (t->kind != TASK_COLL || t->count == 0) continue;
     if (gpu && ((t->recvbuff && !gpu_exec_pointer_ok(t->recvbuff)) || (t->sendbuff && !gpu_exec_pointer_ok(t->sendbuff)))) {
@@ -226,6 +259,9 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   MK_CHECK_GOTO(plan_p2p(comm, tasks, works + nColl, &nWorks, &pp), res, out);
   nWorks += nColl;
   if (nWorks == 0) goto out;
+  /* The device's copy of every connection, those planning just made (a
+   * first tree, a new peer) included. */
+  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream, capturing), res, out);
   /* Captured: the graph's host node posts the proxy ops at every replay. */
   if (capturing && pp.nOps > 0) MK_CHECK_GOTO(plan_graph_capture_ops(comm, &pp, stream), res, out);
   plan_proxy_post(&pp);

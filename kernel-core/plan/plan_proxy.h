@@ -37,6 +37,10 @@ struct plan_task_list_s;
 ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks);
 /* 1 when every connection the queued sends/recvs use is up already. */
 int plan_p2p_connected(struct ncclComm* comm, const plan_task_list_t* tasks);
+/* Whether every connection comm's queued tasks need is made, so their
+ * launch waits on no peer: point-to-point, and the tree (or FLAT) the
+ * tuner picks for a collective (the tasks are tuned here, once). */
+int plan_connected(struct ncclComm* comm, plan_task_list_t* tasks);
 ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t* works, int* nWorks,
                       plan_proxy_t* pp);
 

@@ -15,19 +15,15 @@
 #include "device/host/host_types.h"
 #include "tune/tune.h"
 
-/* What the executors run: the host one rings and trees (AllReduce,
- * Broadcast, Reduce) in Simple, the GPU one rings in Simple, and in LL where
- * every ring connection has LL lines (dp.ringLL: P2P so far). A
- * GPU communicator thus never plans a tree: where the model or a tuner
- * plugin prefers one, the ring runs instead and tune_decide logs that once
- * per communicator (NCCL_ALGO=tree alone is an error there, as for any
- * collective without a tree). */
+/* What the executors run: both run rings in Simple and trees (AllReduce,
+ * Broadcast, Reduce) in Simple; the GPU one also rings in LL where every
+ * ring connection has LL lines (dp.ringLL: P2P so far). */
 static void plan_tune_supported(const struct ncclComm* comm, int coll,
                                 int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
   supported[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
   if (comm->cudaDev >= 0 && comm->dp.ringLL) supported[NCCL_ALGO_RING][NCCL_PROTO_LL] = 1;
-  if (comm->cudaDev < 0 && (coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE))
+  if (coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE)
     supported[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
 }
 

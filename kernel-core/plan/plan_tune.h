@@ -12,14 +12,6 @@
 
 struct ncclComm;
 
-typedef struct {
-  int algo;           /* NCCL_ALGO_* (== MK_ALGO_*) */
-  int proto;          /* NCCL_PROTO_* (== MK_PROTO_*) */
-  int nChannels;      /* in [1, the communicator's channels] */
-  int64_t chunkBytes; /* in [one aligned element group, what the algorithm's chunk holds], a multiple of it */
-  float predictedUs;  /* the model's time for the choice, -1 if it has none */
-} plan_choice_t;
-
 /* Asks comm's tuning context (the model, NCCL_ALGO/NCCL_PROTO, the tuner
  * plugin) about collective t. numPipeOps: collectives in the same launch.
  * The tuner is offered the ring's chunk (what its steps hold); the chunk

@@ -9,6 +9,15 @@
 
 typedef enum { TASK_COLL = 0, TASK_SEND, TASK_RECV } task_kind_t;
 
+/* How a collective runs: the tuner's answer (plan/plan_tune.h). */
+typedef struct {
+  int algo;           /* NCCL_ALGO_* (== MK_ALGO_*) */
+  int proto;          /* NCCL_PROTO_* (== MK_PROTO_*) */
+  int nChannels;      /* in [1, the communicator's channels] */
+  int64_t chunkBytes; /* in [one aligned element group, what the algorithm's chunk holds], a multiple of it */
+  float predictedUs;  /* the model's time for the choice, -1 if it has none */
+} plan_choice_t;
+
 typedef struct plan_task {
   struct plan_task* next;
   task_kind_t kind;
@@ -23,6 +32,8 @@ typedef struct plan_task {
   int peer;               /* send/recv */
   void* stream;           /* cudaStream_t of the call (GPU communicators) */
   void* profApi;          /* its CollApi/P2pApi profiler event, parent of its Coll/P2p (NULL: none) */
+  int tuned;              /* choice holds the tuner's answer (asked once per task) */
+  plan_choice_t choice;
 } plan_task_t;
 
 typedef struct {

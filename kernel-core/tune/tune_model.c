@@ -8,8 +8,12 @@
 /* Defaults in the spirit of NCCL's tuning constants: base latency per
  * algorithm/protocol, per-hop latency per link class (us). */
 static const double model_base_lat[NCCL_NUM_PROTOCOLS] = {6.6, 14.0, 8.4};
+/* NVLink tree Simple: mkccl's GPU tree, measured on 4 H100s, costs ~10 us
+ * a hop (a 4 ranks' 8 B AllReduce 48 us against the Simple ring's 23 us for
+ * 6 hops, docs/perf/multi-gpu.md), so the model keeps NVLink GPUs on rings
+ * unless there are many of them. */
 static const double model_hw_lat[NCCL_NUM_HW_LINKS_V5][2][NCCL_NUM_PROTOCOLS] = {
-    /* NVLINK: tree, ring */ {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}},
+    /* NVLINK: tree, ring */ {{0.6, 1.25, 10.0}, {0.6, 1.9, 3.4}},
     /* PCI */ {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},
     /* NET */ {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}},
 };

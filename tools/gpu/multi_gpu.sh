@@ -12,7 +12,7 @@
 #      logs must show the transport asked for; a captured graph; a peer
 #      killed mid-AllReduce and init/abort cycles (no leaks) over P2P; the
 #      matrix again with NCCL_PROTO=LL and NCCL_PROTO=Simple (the model mixes
-#      them by size otherwise)
+#      them by size otherwise); trees forced (NCCL_ALGO) over P2P, SHM and NET
 #   M  what one CTA does: tools/gpu/bench/gpu_micro.cu (copy and reduce
 #      rates, the cost of a fence and of a hop; MICRO_TESTS picks), and
 #      AllReduce/Broadcast on one channel, mkccl vs NCCL (Simple, one channel)
@@ -28,7 +28,7 @@
 #      (data unchecked unless BENCH_CHECK=1: section T checks it, and the
 #      host check of 8 GB takes a minute); then variants of mkccl's AllReduce
 #   F  the full matrix (every type and op, counts 0, 1, 7 and 1000003), N
-#      processes and N GPUs in one process, over P2P
+#      processes and N GPUs in one process, over P2P; and in processes on trees
 # Logs: $OUT/logs.tgz; stdout carries the summary and the tables.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,6 +42,7 @@ nvidia-smi topo -m 2>&1 | head -$((N + 2))
 G="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT"
 P2P_OFF="NCCL_P2P_DISABLE=1"
 NET_ONLY="NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1"
+TREE="NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL_ALGO=allreduce:tree;broadcast:tree;reduce:tree"
 # The case used the transport it was asked for (selection can fall back).
 via() { need "$1" "via $2"; }
 
@@ -66,6 +67,13 @@ need proc_p2p_ll "proto ll"
 t thread_p2p_ll 90 $G NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL_PROTO=LL -- $C/bin/test_gpu_coll thread $N quick
 need thread_p2p_ll "proto ll"
 t proc_p2p_simple 60 $G NCCL_PROTO=Simple -- $C/bin/test_gpu_coll proc $N quick
+# Trees (AllReduce, and Broadcast/Reduce rooted at each root) over P2P, SHM
+# and NET: the model picks rings on NVLink, so they are forced.
+for m in "proc_p2p_tree:proc:" "thread_p2p_tree:thread:" "proc_shm_tree:proc:$P2P_OFF" "proc_net_tree:proc:$NET_ONLY"; do
+  IFS=: read -r name mode env <<< "$m"
+  t "$name" 90 $G $TREE $env -- $C/bin/test_gpu_coll "$mode" $N quick
+  need "$name" "Algo tree"
+done
 t graph_p2p 60 $G -- $C/bin/test_gpu_coll graph $N
 t kill_p2p 30 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_fault kill $N
 t leak_p2p 60 $G MKCCL_TIMEOUT=600 -- $C/bin/test_gpu_fault leak $N
@@ -75,6 +83,8 @@ if [[ $ONLY == *F* ]]; then
 echo "== F: the full matrix, $N GPUs, P2P"
 t full_proc_p2p 200 $G -- $C/bin/test_gpu_coll proc $N
 t full_thread_p2p 200 $G -- $C/bin/test_gpu_coll thread $N
+t full_proc_p2p_tree 200 $G $TREE -- $C/bin/test_gpu_coll proc $N
+need full_proc_p2p_tree "Algo tree"
 fi
 
 if [[ $ONLY == *M* ]]; then
