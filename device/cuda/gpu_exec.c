@@ -36,6 +36,7 @@ struct gpu_exec {
   cu_context_t ctx;
   int dev;
   cu_module_t module;
+  int ownModule;            /* module is this executor's (linked with a net device plugin): unloaded at destroy */
   cu_function_t kernel;
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
@@ -285,6 +286,43 @@ static int gpu_first_launch(gpu_exec_t* ex, int report) {
 }
 #endif
 
+/* The built-in kernels, loaded once per context and kept (as NCCL's own
+ * kernels are): a module loaded and unloaded per communicator left GPU
+ * memory behind, 2 MB every few init/destroy cycles on an H100
+ * (test_gpu_fault leak), and cost its load time at every init. A cached
+ * module that no longer answers (its context was destroyed, and another
+ * came with the same handle) is loaded again. */
+#define GPU_MODULES_MAX 64
+static struct {
+  cu_context_t ctx;
+  cu_module_t module;
+} gpu_modules[GPU_MODULES_MAX];
+static int gpu_nmodules;
+static pthread_mutex_t gpu_modules_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((unused)) static cu_result_t gpu_builtin_module(const cuda_gpu_t* g, cu_context_t ctx, const void* image,
+                                                              cu_module_t* out) {
+  pthread_mutex_lock(&gpu_modules_lock);
+  int slot = -1;
+  for (int i = 0; i < gpu_nmodules; i++)
+    if (gpu_modules[i].ctx == ctx) slot = i;
+  cu_function_t fn;
+  cu_result_t r = CUDA_DRV_SUCCESS;
+  if (slot < 0 || g->module_get_function(&fn, gpu_modules[slot].module, MK_KERNEL_NAME) != CUDA_DRV_SUCCESS) {
+    cu_module_t m;
+    r = g->module_load_data(&m, image);
+    if (r == CUDA_DRV_SUCCESS) {
+      if (slot < 0 && gpu_nmodules < GPU_MODULES_MAX) slot = gpu_nmodules++;
+      if (slot >= 0) gpu_modules[slot].ctx = ctx, gpu_modules[slot].module = m;
+      *out = m; /* more contexts than slots: kept, not cached */
+    }
+  } else {
+    *out = gpu_modules[slot].module;
+  }
+  pthread_mutex_unlock(&gpu_modules_lock);
+  return r;
+}
+
 ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
 #ifndef MKCCL_HAVE_KERNELS
   (void)comm, (void)out;
@@ -303,7 +341,9 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   /* Net receives that need a plugin's unpack: the kernels linked with its
    * device code at init (netdev_comm_open); else the built-in ones. */
   ex->unpack = comm->dp.netDevCubin != NULL;
-  cu_result_t r = g->module_load_data(&ex->module, ex->unpack ? comm->dp.netDevCubin : (const void*)mk_cuda_fatbin);
+  ex->ownModule = ex->unpack;
+  cu_result_t r = ex->unpack ? g->module_load_data(&ex->module, comm->dp.netDevCubin)
+                             : gpu_builtin_module(g, ex->ctx, mk_cuda_fatbin, &ex->module);
   if (r != CUDA_DRV_SUCCESS) {
     res = CU_FAIL(ex->unpack ? "cuModuleLoadData (mkccl kernels linked with the net device code)"
                              : "cuModuleLoadData (mkccl kernels)", r);
@@ -447,7 +487,7 @@ fail_dev:
 fail_stream:
   g->stream_destroy(ex->initStream);
 fail_module:
-  g->module_unload(ex->module);
+  if (ex->ownModule) g->module_unload(ex->module);
 fail:
   free(ex);
   return res;
@@ -484,7 +524,7 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
   free(ex->hostComm);
   g->mem_free((cu_deviceptr_t)(uintptr_t)ex->devComm);
   g->stream_destroy(ex->initStream);
-  g->module_unload(ex->module);
+  if (ex->ownModule) g->module_unload(ex->module);
   free(ex);
 }
 
