@@ -23,6 +23,7 @@ typedef struct {
   char* llBuff;               /* LL protocol lines (in the receiver's memory), NULL: no LL */
   int32_t llStepSize;         /* bytes of lines per step (half of it data) */
   int32_t pad;
+  uint64_t headSeen;          /* send side: the head as the kernel read it last (it only grows) */
 } mk_dev_conn_t;
 
 /* A channel's connections, per kind and peer: collectives' (connection 0:

@@ -1,7 +1,8 @@
 /* The GPU executor: one CTA per channel, the same ring and tree schedules
  * and connection FIFO protocol as the host executor (device/common), Simple
- * protocol with 16-byte vector accesses (and LL on rings). Compiled to a fatbin that the core
- * loads through the driver at run time (no CUDA runtime dependency). */
+ * protocol with 16-byte vector accesses (and LL on rings). Compiled to a
+ * fatbin that the core loads through the driver at run time (no CUDA
+ * runtime dependency). */
 #include <stdint.h>
 
 #include "device/common/sched_ring.h"
@@ -120,9 +121,15 @@ static __device__ bool mk_wait(mk_prims* p, volatile uint64_t* word, uint64_t ta
 }
 
 /* A free slot on send connection c for a piece ending at step `end`: the
- * receiver's head within MKCCL_STEPS of it (no underflow at the start). */
+ * receiver's head within MKCCL_STEPS of it (no underflow at the start).
+ * A head read earlier that allows it already is not read again: with 8
+ * slots, most steps of a small collective need no read at all (thread 0). */
 static __device__ bool mk_wait_room(mk_prims* p, mk_dev_conn_t* c, uint64_t end) {
-  return mk_wait(p, c->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0);
+  uint64_t target = end > MKCCL_STEPS ? end - MKCCL_STEPS : 0;
+  if (c->headSeen >= target) return true;
+  if (!mk_wait(p, c->head, target)) return false;
+  c->headSeen = mk_ld_acquire(c->head);
+  return true;
 }
 
 /* Done reading a received slice at `step`: its slots go back to the
