@@ -11,21 +11,16 @@
 #include "plan/plan_proxy.h"
 #include "plan/task.h"
 
-/* initial-exec: these are read on every call, and the default model for a
- * shared library goes through __tls_get_addr each time (9 % of a 1-rank
- * AllReduce). A few bytes of static TLS, which glibc keeps spare even for a
- * library opened with dlopen. */
-#define GROUP_TLS __thread __attribute__((tls_model("initial-exec")))
-static GROUP_TLS int group_depth;
-static GROUP_TLS struct ncclComm* group_comms; /* comms with queued tasks, linked via groupNext */
-static GROUP_TLS ncclResult_t group_error;    /* first error seen while queueing */
+static __thread int group_depth;
+static __thread struct ncclComm* group_comms; /* comms with queued tasks, linked via groupNext */
+static __thread ncclResult_t group_error;     /* first error seen while queueing */
 
 /* Tasks freed by this thread's last groups, reused by its next calls: a
  * malloc/free pair per operation is a large share of a small host
  * collective. Bounded; what is cached at thread exit stays reachable. */
 #define TASK_CACHE_MAX 64
-static GROUP_TLS plan_task_t* task_cache;
-static GROUP_TLS int task_cache_n;
+static __thread plan_task_t* task_cache;
+static __thread int task_cache_n;
 
 static plan_task_t* task_alloc(void) {
   plan_task_t* t = task_cache;
