@@ -1,5 +1,6 @@
 /* The tree algorithm on its own: the double binary tree's shape
- * (device/common/sched_tree.h) for 1..64 positions, then AllReduce on the
+ * (device/common/sched_tree.h) for 1..64 positions, and in ranks over a
+ * shuffled ring order (sched_tree_ranks), then AllReduce on the
  * host executor with N ranks as threads of one process, every pair wired
  * with in-memory connectors (as the shm transport wires them across
  * processes), each channel on its tree, checked element by element against
@@ -88,6 +89,47 @@ static void check_rooted(int n) {
         }
       }
     }
+}
+
+/* sched_tree_ranks, what the planner and both executors ask, over a ring
+ * order that is not the identity: for every channel and collective (and
+ * every root of the rooted ones), ranks' parents and children agree, the
+ * one root is the collective's root (rooted) or the tree's root position's
+ * rank (AllReduce), and every rank is position-for-position the tree of
+ * sched_dtree / sched_dtree_rooted mapped through the order. */
+static void check_ranks(int n) {
+  int order[64], posOf[64];
+  for (int i = 0; i < n; i++) order[i] = (i * 7 + 3) % n; /* a permutation when gcd(7, n) == 1 */
+  if (n % 7 == 0)
+    for (int i = 0; i < n; i++) order[i] = n - 1 - i;
+  for (int i = 0; i < n; i++) posOf[order[i]] = i;
+  const int colls[] = {MK_COLL_ALLREDUCE, MK_COLL_BROADCAST, MK_COLL_REDUCE};
+  for (int ch = 0; ch < 2 * MK_TREE_COUNT; ch++)
+    for (int ci = 0; ci < 3; ci++)
+      for (int root = 0; root < (sched_tree_is_rooted(colls[ci]) ? n : 1); root++) {
+        int roots = 0;
+        for (int r = 0; r < n; r++) {
+          int up, down[MK_TREE_MAX_DOWN], u, a, b;
+          sched_tree_ranks(n, order, posOf[r], ch, colls[ci], root, &up, down);
+          if (sched_tree_is_rooted(colls[ci]))
+            sched_dtree_rooted(n, posOf[r], posOf[root], sched_tree_of_channel(ch), &u, &a, &b);
+          else
+            sched_dtree(n, posOf[r], sched_tree_of_channel(ch), &u, &a, &b);
+          CHECK(up == (u < 0 ? -1 : order[u]) && down[0] == (a < 0 ? -1 : order[a]) &&
+                down[1] == (b < 0 ? -1 : order[b]));
+          if (up < 0) {
+            roots++;
+            int want = sched_tree_is_rooted(colls[ci]) ? root : order[sched_dtree_root(n, sched_tree_of_channel(ch))];
+            CHECK_MSG(r == want, "n %d channel %d coll %d root %d: the tree's root is rank %d", n, ch, colls[ci], root, r);
+            continue;
+          }
+          int pu, pd[MK_TREE_MAX_DOWN];
+          sched_tree_ranks(n, order, posOf[up], ch, colls[ci], root, &pu, pd);
+          CHECK_MSG(pd[0] == r || pd[1] == r, "n %d channel %d coll %d: rank %d's parent %d does not list it", n, ch,
+                    colls[ci], r, up);
+        }
+        CHECK_EQ_INT(roots, 1);
+      }
 }
 
 /* ---- AllReduce on the executor ---------------------------------------------------------------- */
@@ -250,6 +292,7 @@ int main(void) {
   for (int n = 1; n <= 64; n++) {
     check_dtree(n);
     check_rooted(n);
+    check_ranks(n);
   }
   const int types[] = {ncclInt32, ncclUint8, ncclFloat32, ncclFloat64, ncclFloat16, ncclBfloat16};
   const size_t counts[] = {0, 1, 7, 1000, 20011};
