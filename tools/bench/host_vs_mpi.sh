@@ -10,17 +10,27 @@
 #   HOST_VS_MPI_PARTS="net shm p2p" (default) picks parts: on the 2-core VM a
 #   large tcp run leaves memory copies slow for a minute or two, so the SHM
 #   tables are best taken in a run of their own (PARTS=shm).
+#   HOST_VS_MPI_BIN / HOST_VS_MPI_LIB: where the programs and libmkccl are
+#   (default build/bin, build/lib); HOST_VS_MPI_OMPI: an Open MPI unpacked
+#   from Debian's packages (tools/bench/ompi_carry.sh), used instead of the
+#   installed one: on a machine without a package registry (the device
+#   machines, whose 16+ cores the 2-core VM lacks).
 set -euo pipefail
 PARTS=${HOST_VS_MPI_PARTS:-net shm p2p}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
 cd "$(dirname "$0")/../.."
 MAX=${1:-256M}
 ITERS=${2:-20}
-B=build/bin
+B=${HOST_VS_MPI_BIN:-build/bin}
+L=${HOST_VS_MPI_LIB:-build/lib}
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+if [[ -n ${HOST_VS_MPI_OMPI:-} ]]; then
+  eval "$(tools/bench/ompi_carry.sh env "$HOST_VS_MPI_OMPI")"
+  MPIRUN=(orterun --allow-run-as-root --oversubscribe --bind-to none)
+fi
 
 echo "# $(date -u +%FT%TZ) $(uname -n) $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-echo "# mkccl $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $(mpirun --version 2>/dev/null | head -1)"
+echo "# mkccl $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $("${MPIRUN[0]}" --version 2>/dev/null | head -1)"
 for n in 2 4; do
   echo
   echo "## $n ranks, all_reduce float sum, 1K..$MAX"
@@ -42,7 +52,7 @@ done
 has p2p || exit 0
 echo
 echo "## net-socket point to point vs a plain loopback TCP stream"
-$B/mkccl-netbench -p build/lib/mkccl/libmkccl-net-socket.so -b 64K -e "$MAX" -f 4 -r 3
+$B/mkccl-netbench -p $L/mkccl/libmkccl-net-socket.so -b 64K -e "$MAX" -f 4 -r 3
 echo
 echo "## the proxy's cost per step (transport-net, null net plugin)"
-$B/mkccl-proxy-bench build/lib/mkccl/libmkccl-transport-net.so 1000000
+$B/mkccl-proxy-bench $L/mkccl/libmkccl-transport-net.so 1000000

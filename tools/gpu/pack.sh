@@ -15,6 +15,12 @@ for b in mkccl-info mkccl-run mkccl-perf mkccl-perf-gpu mkccl-netcheck mkccl-unp
          test_coll_public; do
   cp -a "build/bin/$b" .carry/bin/
 done
+# PACK_HOST_BENCH=1: also the host benchmarks and Open MPI's Debian
+# packages, for tools/bench/host_on_device.sh.
+if [[ ${PACK_HOST_BENCH:-0} == 1 ]]; then
+  for b in mkccl-mpi-allreduce mkccl-netbench mkccl-proxy-bench; do cp -a "build/bin/$b" .carry/bin/; done
+  tools/bench/ompi_carry.sh fetch .carry/ompi-debs
+fi
 # The microbenchmark of tools/gpu/bench (static cudart, ~1 MB), where nvcc is.
 if [[ -x /usr/local/cuda/bin/nvcc ]]; then tools/gpu/bench/build_micro.sh .carry/bin/mkccl-gpu-micro; fi
 cp -aL /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 .carry/deps/
