@@ -1,6 +1,7 @@
 /* What a GPU kernel sees of a communicator: per channel its ring (the
- * trees follow from it: sched_tree_ranks) and the connections it uses, in device memory. Filled by the host (plan/launch),
- * read by device/cuda/kernels.cu. Plain C so both sides share it. */
+ * trees follow from it: sched_tree_ranks) and the connections it uses, in
+ * device memory. Filled by the host (plan/launch), read by
+ * device/cuda/kernels.cu. Plain C so both sides share it. */
 #ifndef MKCCL_CUDA_DEV_COMM_H
 #define MKCCL_CUDA_DEV_COMM_H
 

@@ -36,7 +36,7 @@ struct gpu_exec {
   cu_context_t ctx;
   int dev;
   cu_module_t module;
-  int ownModule;            /* module is this executor's (linked with a net device plugin): unloaded at destroy */
+  int ownModule;            /* module is this executor's (net device code linked in, or not cached): unloaded */
   cu_function_t kernel;
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
@@ -105,8 +105,10 @@ static void gpu_watchdog_conns(gpu_exec_t* ex) {
   mk_dev_conn_t* conns = (mk_dev_conn_t*)ex->diagBuf;
   mk_dev_channel_t dev0 = ex->hostComm->channels[0]; /* its device table */
   int n = ex->hostComm->nRanks;
-  const char* err = gpu_diag_read(ex, &conns[0], MK_DEV_CONN(&dev0, n, MK_DEV_COLL_SEND, dev0.ringNext), sizeof(mk_dev_conn_t));
-  if (!err) err = gpu_diag_read(ex, &conns[1], MK_DEV_CONN(&dev0, n, MK_DEV_COLL_RECV, dev0.ringPrev), sizeof(mk_dev_conn_t));
+  const char* err =
+      gpu_diag_read(ex, &conns[0], MK_DEV_CONN(&dev0, n, MK_DEV_COLL_SEND, dev0.ringNext), sizeof(mk_dev_conn_t));
+  if (!err)
+    err = gpu_diag_read(ex, &conns[1], MK_DEV_CONN(&dev0, n, MK_DEV_COLL_RECV, dev0.ringPrev), sizeof(mk_dev_conn_t));
   if (err) {
     MK_WARN("GPU watchdog: rank %d: reading the device comm: %s", ex->rank, err);
     return;
@@ -300,8 +302,9 @@ static struct {
 static int gpu_nmodules;
 static pthread_mutex_t gpu_modules_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* *owned: the module is the caller's to unload (more contexts than slots). */
 __attribute__((unused)) static cu_result_t gpu_builtin_module(const cuda_gpu_t* g, cu_context_t ctx, const void* image,
-                                                              cu_module_t* out) {
+                                                              cu_module_t* out, int* owned) {
   pthread_mutex_lock(&gpu_modules_lock);
   int slot = -1;
   for (int i = 0; i < gpu_nmodules; i++)
@@ -314,10 +317,12 @@ __attribute__((unused)) static cu_result_t gpu_builtin_module(const cuda_gpu_t* 
     if (r == CUDA_DRV_SUCCESS) {
       if (slot < 0 && gpu_nmodules < GPU_MODULES_MAX) slot = gpu_nmodules++;
       if (slot >= 0) gpu_modules[slot].ctx = ctx, gpu_modules[slot].module = m;
-      *out = m; /* more contexts than slots: kept, not cached */
+      *out = m;
+      *owned = slot < 0;
     }
   } else {
     *out = gpu_modules[slot].module;
+    *owned = 0;
   }
   pthread_mutex_unlock(&gpu_modules_lock);
   return r;
@@ -343,7 +348,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->unpack = comm->dp.netDevCubin != NULL;
   ex->ownModule = ex->unpack;
   cu_result_t r = ex->unpack ? g->module_load_data(&ex->module, comm->dp.netDevCubin)
-                             : gpu_builtin_module(g, ex->ctx, mk_cuda_fatbin, &ex->module);
+                             : gpu_builtin_module(g, ex->ctx, mk_cuda_fatbin, &ex->module, &ex->ownModule);
   if (r != CUDA_DRV_SUCCESS) {
     res = CU_FAIL(ex->unpack ? "cuModuleLoadData (mkccl kernels linked with the net device code)"
                              : "cuModuleLoadData (mkccl kernels)", r);

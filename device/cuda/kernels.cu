@@ -146,7 +146,8 @@ static __device__ void mk_post_head(mk_dev_conn_t* c, uint64_t step, int sliceSt
 
 /* A sent slice's size, for connections whose proxy reads it (before the fence). */
 static __device__ void mk_post_size(mk_dev_conn_t* c, uint64_t step, int64_t bytes) {
-  if (c->connFifo && (c->flags & MKCCL_CONN_USE_FIFO)) *(volatile int64_t*)&c->connFifo[step % MKCCL_STEPS].size = bytes;
+  if (c->connFifo && (c->flags & MKCCL_CONN_USE_FIFO))
+    *(volatile int64_t*)&c->connFifo[step % MKCCL_STEPS].size = bytes;
 }
 
 /* A sent slice's tail (after the fence that orders the data before it). */
@@ -196,8 +197,8 @@ static __device__ __forceinline__ int mk_fold_op(int op) { return op == MK_OP_PR
 
 /* Move or combine nelem elements with `op`: a copy when there is one input
  * and no arithmetic; else the typed loop. */
-static __device__ void mk_move(const mk_prims& p, int op, const char* a, const char* b, char* d0, char* d1, int64_t nelem,
-                               int post) {
+static __device__ void mk_move(const mk_prims& p, int op, const char* a, const char* b, char* d0, char* d1,
+                               int64_t nelem, int post) {
   int tid = p.tid, n = p.nthreads;
   bool arith = (a && b) || (b && op == MK_OP_PREMULSUM) || (post && op == MK_OP_SUMPOSTDIV);
   if (!arith) {

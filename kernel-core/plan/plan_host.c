@@ -128,8 +128,8 @@ int plan_connected(struct ncclComm* comm, plan_task_list_t* tasks) {
     if (!plan_task_runs(comm, t)) continue;
     if (plan_task_tune(comm, t, numPipeOps) != ncclSuccess) return 0; /* the launch reports it */
     int algo = t->choice.algo;
-    if (algo == MK_ALGO_TREE && !(channel_tree_is_rooted(t->coll) ? dp->rootTreesConnected[t->root] : dp->treesConnected))
-      return 0;
+    int treeUp = channel_tree_is_rooted(t->coll) ? dp->rootTreesConnected[t->root] : dp->treesConnected;
+    if (algo == MK_ALGO_TREE && !treeUp) return 0;
     if (algo == MK_ALGO_FLAT && !dp->flatConnected) return 0;
   }
   return 1;

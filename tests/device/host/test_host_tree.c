@@ -120,7 +120,8 @@ static void check_ranks(int n) {
           if (up < 0) {
             roots++;
             int want = sched_tree_is_rooted(colls[ci]) ? root : order[sched_dtree_root(n, sched_tree_of_channel(ch))];
-            CHECK_MSG(r == want, "n %d channel %d coll %d root %d: the tree's root is rank %d", n, ch, colls[ci], root, r);
+            CHECK_MSG(r == want, "n %d channel %d coll %d root %d: the tree's root is rank %d", n, ch, colls[ci], root,
+                      r);
             continue;
           }
           int pu, pd[MK_TREE_MAX_DOWN];
