@@ -117,10 +117,7 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
   }
   if (mk_sync_aborted(p)) return 1;
   if (p->tid == 0) {
-    if (recv) { /* every thread has read its lines (the barrier): the slot is free */
-      mk_st_relaxed(p->recv->head, rstep + 1);
-      p->recv->step = rstep + 1;
-    }
+    if (recv) mk_post_head(p->recv, rstep, 1); /* every thread has read its lines (the barrier): the slot is free */
     if (send) p->send->step = sstep + 1;
   }
   mk_sync(p);
