@@ -1,7 +1,8 @@
 /* Channels and connectors: the paths collectives run over.
  *
  * A channel is one independent lane (one executor thread, one GPU CTA) with
- * its ring (prev/next in a rank order) and tree (up/down), and per peer a
+ * its ring (prev/next in a rank order), the trees that follow from it
+ * (up/down: channel_tree.h), and per peer a
  * send and a recv connector per connection index (0: collectives, 1: p2p).
  * A connector is one side of one transport connection; `info` is what the
  * executor uses, `step` the host executor's step counter on it. */
@@ -59,8 +60,7 @@ typedef struct {
 
 typedef struct {
   int id;
-  channel_ring_t ring;
-  channel_tree_t tree;
+  channel_ring_t ring; /* its trees follow from it: channel_tree_for */
   channel_peer_t* peers; /* [nRanks] */
 } channel_t;
 

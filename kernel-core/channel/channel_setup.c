@@ -53,7 +53,6 @@ ncclResult_t channel_setup(struct ncclComm* comm, int nChannels) {
     ch->ring.index = index;
     ch->ring.prev = dp->ringOrder[(index + n - 1) % n];
     ch->ring.next = dp->ringOrder[(index + 1) % n];
-    channel_tree_for(ch, n, MK_COLL_ALLREDUCE, 0, &ch->tree); /* the channel's tree of the double binary tree */
     ch->peers = calloc((size_t)n, sizeof(channel_peer_t));
     if (!ch->peers) return MK_FAIL(ncclSystemError, "channels: out of memory");
   }
@@ -91,8 +90,9 @@ static int channel_tree_reqs(channel_t* ch, int peer, transport_conn_req_t* reqs
 /* NCCL's form: "Trees [c] down0/down1/down2->rank->up". */
 static void channel_tree_log(struct ncclComm* comm) {
   for (int c = 0; c < comm->dp.nChannels; c++) {
-    const channel_tree_t* t = &comm->dp.channels[c].tree;
-    MK_INFO(NCCL_INIT, "Trees [%d] %d/%d/%d->%d->%d", c, t->down[0], t->down[1], t->down[2], comm->rank, t->up);
+    channel_tree_t t;
+    channel_tree_for(&comm->dp.channels[c], comm->nRanks, MK_COLL_ALLREDUCE, 0, &t);
+    MK_INFO(NCCL_INIT, "Trees [%d] %d/%d/%d->%d->%d", c, t.down[0], t.down[1], t.down[2], comm->rank, t.up);
   }
 }
 
@@ -115,18 +115,16 @@ static ncclResult_t channel_connect_tree_of(struct ncclComm* comm, int coll, int
   return res;
 }
 
-ncclResult_t channel_connect_trees(struct ncclComm* comm) {
+static ncclResult_t channel_connect_trees(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  if (dp->treesConnected || comm->nRanks == 1) return ncclSuccess;
   MK_CHECK(channel_connect_tree_of(comm, MK_COLL_ALLREDUCE, 0));
   dp->treesConnected = 1;
   channel_tree_log(comm);
   return ncclSuccess;
 }
 
-ncclResult_t channel_connect_rooted_trees(struct ncclComm* comm, int root) {
+static ncclResult_t channel_connect_rooted_trees(struct ncclComm* comm, int root) {
   dp_state_t* dp = &comm->dp;
-  if (comm->nRanks == 1 || root < 0 || root >= comm->nRanks || dp->rootTreesConnected[root]) return ncclSuccess;
   MK_CHECK(channel_connect_tree_of(comm, MK_COLL_BROADCAST, root)); /* Reduce's tree is the same */
   dp->rootTreesConnected[root] = 1;
   for (int c = 0; c < dp->nChannels; c++) {
@@ -138,9 +136,8 @@ ncclResult_t channel_connect_rooted_trees(struct ncclComm* comm, int root) {
   return ncclSuccess;
 }
 
-ncclResult_t channel_connect_flat(struct ncclComm* comm) {
+static ncclResult_t channel_connect_flat(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  if (dp->flatConnected || comm->nRanks == 1) return ncclSuccess;
   transport_conn_req_t* reqs = calloc((size_t)comm->nRanks * 2, sizeof(*reqs));
   if (!reqs) return MK_FAIL(ncclSystemError, "channels: out of memory");
   int n = 0;
@@ -150,6 +147,21 @@ ncclResult_t channel_connect_flat(struct ncclComm* comm) {
   free(reqs);
   if (res == ncclSuccess) dp->flatConnected = 1;
   return res;
+}
+
+int channel_algo_connected(const struct ncclComm* comm, int algo, int coll, int root) {
+  const dp_state_t* dp = &comm->dp;
+  if (comm->nRanks == 1) return 1;
+  if (algo == MK_ALGO_FLAT) return dp->flatConnected;
+  if (algo != MK_ALGO_TREE) return 1; /* rings: at init */
+  if (!sched_tree_is_rooted(coll)) return dp->treesConnected;
+  return root < 0 || root >= comm->nRanks || dp->rootTreesConnected[root];
+}
+
+ncclResult_t channel_connect_algo(struct ncclComm* comm, int algo, int coll, int root) {
+  if (channel_algo_connected(comm, algo, coll, root)) return ncclSuccess;
+  if (algo == MK_ALGO_FLAT) return channel_connect_flat(comm);
+  return sched_tree_is_rooted(coll) ? channel_connect_rooted_trees(comm, root) : channel_connect_trees(comm);
 }
 
 void channel_free_all(struct ncclComm* comm) {

@@ -123,14 +123,10 @@ static int plan_task_runs(const struct ncclComm* comm, const plan_task_t* t) {
 int plan_connected(struct ncclComm* comm, plan_task_list_t* tasks) {
   if (!plan_p2p_connected(comm, tasks)) return 0;
   int numPipeOps = plan_num_pipe_ops(tasks);
-  const dp_state_t* dp = &comm->dp;
   for (plan_task_t* t = tasks->head; t; t = t->next) {
     if (!plan_task_runs(comm, t)) continue;
     if (plan_task_tune(comm, t, numPipeOps) != ncclSuccess) return 0; /* the launch reports it */
-    int algo = t->choice.algo;
-    int treeUp = channel_tree_is_rooted(t->coll) ? dp->rootTreesConnected[t->root] : dp->treesConnected;
-    if (algo == MK_ALGO_TREE && !treeUp) return 0;
-    if (algo == MK_ALGO_FLAT && !dp->flatConnected) return 0;
+    if (!channel_algo_connected(comm, t->choice.algo, t->coll, t->root)) return 0;
   }
   return 1;
 }
@@ -141,9 +137,7 @@ static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipe
   MK_CHECK(plan_task_tune(comm, t, numPipeOps));
   const plan_choice_t choice = t->choice;
   int algo = choice.algo;
-  if (algo == MK_ALGO_TREE)
-    MK_CHECK(channel_tree_is_rooted(t->coll) ? channel_connect_rooted_trees(comm, t->root) : channel_connect_trees(comm));
-  if (algo == MK_ALGO_FLAT) MK_CHECK(channel_connect_flat(comm));
+  MK_CHECK(channel_connect_algo(comm, algo, t->coll, t->root));
   int chunkSteps, sliceSteps;
   mk_coll_shape_proto(t->coll, algo, choice.proto, &chunkSteps, &sliceSteps);
   int64_t chunkElems = choice.chunkBytes / (int64_t)ts;

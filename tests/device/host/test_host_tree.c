@@ -162,12 +162,6 @@ static void wire(void) {
       ch->ring.index = r;
       ch->ring.prev = (r + N - 1) % N;
       ch->ring.next = (r + 1) % N;
-      int up, d0, d1;
-      sched_dtree(N, r, sched_tree_of_channel(c), &up, &d0, &d1);
-      ch->tree.up = up;
-      ch->tree.down[0] = d0;
-      ch->tree.down[1] = d1;
-      ch->tree.down[2] = -1;
       ch->peers = calloc((size_t)N, sizeof(channel_peer_t));
     }
   for (int c = 0; c < NCH; c++)

@@ -163,12 +163,6 @@ static void run_tree(conn_state_t* st, const mk_work_t* w, int N, int ts, int64_
       ch.id = b;
       ch.ring.userRanks = ringRanks;
       ch.ring.index = r;
-      int up, d0, d1;
-      sched_dtree(N, r, sched_tree_of_channel(b), &up, &d0, &d1);
-      ch.tree.up = up;
-      ch.tree.down[0] = d0;
-      ch.tree.down[1] = d1;
-      ch.tree.down[2] = -1;
       channel_tree_t t;
       channel_tree_for(&ch, N, w->coll, w->root, &t);
       if (channel_tree_is_rooted(w->coll)) CHECK_EQ_INT(t.up < 0, r == w->root);
