@@ -15,8 +15,11 @@ typedef struct {
   host_exec_t* ex;
   int channel;
   pthread_t thread;
-  _Atomic uint32_t cursor; /* FIFO offset this channel has finished up to */
+  _Atomic uint32_t cursor; /* FIFO offset this channel has finished up to (its own writes) */
+  _Atomic uint32_t target; /* drain up to here: the end of the last item on this channel (the caller's) */
+  _Atomic uint32_t start;  /* where that run's first item on this channel begins (the caller's) */
   _Atomic int result;
+  _Atomic int sleeping; /* on ex->wake, set under ex->lock: a raised target needs a wake-up */
 } host_worker_t;
 
 typedef struct {
@@ -31,7 +34,6 @@ struct host_exec {
   host_worker_t workers[MK_MAX_CHANNELS];
   pthread_mutex_t lock;
   pthread_cond_t wake;
-  _Atomic uint32_t published; /* FIFO produced count the workers may read up to */
   int stop;
   host_fifo_event_t event;
 };
@@ -51,9 +53,8 @@ static void* host_exec_kernel_ch_start(profile_comm_t* pc, const mk_work_t* item
 }
 
 /* Run the items in [cursor, end) that include this worker's channel. */
-static void host_worker_drain(host_worker_t* w, uint32_t end) {
+static void host_worker_drain(host_worker_t* w, uint32_t cursor, uint32_t end) {
   host_exec_t* ex = w->ex;
-  uint32_t cursor = atomic_load(&w->cursor);
   while (cursor != end) {
     mk_work_t item;
     work_fifo_read(&ex->fifo, cursor, &item, sizeof(item));
@@ -70,26 +71,39 @@ static void host_worker_drain(host_worker_t* w, uint32_t end) {
   }
 }
 
+/* A worker wakes only for items on its channel: the caller raises its
+ * target for those. Items between its cursor and the run's start are none
+ * of its own (their space may be reused already), so it jumps over them.
+ * Waking, or even spinning, every worker for a collective on one channel
+ * cost 16 us instead of 0.7 for an 8 B AllReduce with 8 channels on 32
+ * cores, and far more with more threads than cores. */
 static void* host_worker_main(void* arg) {
   host_worker_t* w = arg;
   host_exec_t* ex = w->ex;
+  uint32_t cursor = atomic_load(&w->cursor);
   for (;;) {
-    uint32_t end = atomic_load_explicit(&ex->published, memory_order_acquire);
-    if (end != atomic_load(&w->cursor)) {
-      host_worker_drain(w, end);
+    uint32_t end = atomic_load_explicit(&w->target, memory_order_acquire);
+    if (end != cursor) {
+      uint32_t start = atomic_load_explicit(&w->start, memory_order_relaxed);
+      if ((int32_t)(start - cursor) > 0) cursor = start;
+      host_worker_drain(w, cursor, end);
+      cursor = end;
       continue;
     }
     /* Spin a little (back-to-back collectives), then sleep on the condvar. */
     host_waiter_t waiter = {0};
     int found = 0;
     for (int i = 0; i < 2 * HOST_WAIT_SPINS && !found; i++) {
-      found = atomic_load_explicit(&ex->published, memory_order_acquire) != atomic_load(&w->cursor);
+      found = atomic_load_explicit(&w->target, memory_order_acquire) != cursor;
       if (!found) host_wait_round(&waiter, ex->cfg.abortFlag);
     }
     if (found) continue;
+    /* sleeping before target, the caller target before sleeping (both
+     * sequentially consistent): one of us sees the other's store. */
     pthread_mutex_lock(&ex->lock);
-    while (!ex->stop && atomic_load(&ex->published) == atomic_load(&w->cursor))
-      pthread_cond_wait(&ex->wake, &ex->lock);
+    atomic_store(&w->sleeping, 1);
+    while (!ex->stop && atomic_load(&w->target) == cursor) pthread_cond_wait(&ex->wake, &ex->lock);
+    atomic_store(&w->sleeping, 0);
     int stop = ex->stop;
     pthread_mutex_unlock(&ex->lock);
     if (stop) break;
@@ -97,11 +111,14 @@ static void* host_worker_main(void* arg) {
   return NULL;
 }
 
-/* Space in the FIFO returns once every channel has passed an item. */
+/* Space in the FIFO returns once every channel has passed an item, or has
+ * finished everything on it (what follows is not its: it jumps over it). */
 static int host_fifo_event_query(work_fifo_event_t* ev) {
   host_exec_t* ex = ((host_fifo_event_t*)ev)->ex;
-  for (int c = 0; c < ex->cfg.nChannels; c++)
-    if ((int32_t)(atomic_load(&ex->workers[c].cursor) - ev->consumedAfter) < 0) return 0;
+  for (int c = 0; c < ex->cfg.nChannels; c++) {
+    uint32_t cursor = atomic_load(&ex->workers[c].cursor);
+    if ((int32_t)(cursor - ev->consumedAfter) < 0 && cursor != atomic_load(&ex->workers[c].target)) return 0;
+  }
   return 1;
 }
 
@@ -150,18 +167,41 @@ fail_ex:
   return res;
 }
 
+/* The item just pushed at [begin, end) runs on its channels: raise their
+ * targets (a channel's first item of the run sets where it starts) and
+ * wake those asleep. */
+static void host_exec_publish(host_exec_t* ex, const mk_work_t* item, uint32_t begin, uint32_t end, uint64_t* seen) {
+  int wake = 0;
+  for (int c = item->channelLo; c < item->channelLo + item->nChannels && c < ex->cfg.nChannels; c++) {
+    if (c == 0) continue; /* the caller's */
+    host_worker_t* w = &ex->workers[c];
+    if (!(*seen >> c & 1)) atomic_store_explicit(&w->start, begin, memory_order_relaxed);
+    *seen |= 1ull << c;
+    atomic_store(&w->target, end);
+    wake |= atomic_load(&w->sleeping);
+  }
+  if (!wake) return;
+  pthread_mutex_lock(&ex->lock);
+  pthread_cond_broadcast(&ex->wake);
+  pthread_mutex_unlock(&ex->lock);
+}
+
 ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n) {
-  /* One item's worth of space at a time: the executors drain as we push. */
+  /* One item's worth of space at a time: the executors drain as we push.
+   * A run takes at most half the FIFO (the planner's batches), so space
+   * the FIFO event returns early (a channel idle before its next item of
+   * the run, host_fifo_event_query) is not written again before the run
+   * ends, and that waits for every channel it is on. */
+  if (n > 1 && (uint64_t)n * sizeof(mk_work_t) > ex->fifo.bytes / 2)
+    return MK_FAIL(ncclInternalError, "host executor: %d items exceed half the %u-byte work FIFO", n,
+                   ex->fifo.bytes);
   uint32_t end = 0;
+  uint64_t seen = 0; /* channels an item of this run is on */
   for (int i = 0; i < n; i++) {
     MK_CHECK(work_fifo_wait_room(&ex->fifo, sizeof(mk_work_t), ex->cfg.abortFlag));
-    end = work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t)) + sizeof(mk_work_t);
-    atomic_store_explicit(&ex->published, end, memory_order_release);
-    if (ex->cfg.nChannels > 1 && (i == 0 || i == n - 1)) {
-      pthread_mutex_lock(&ex->lock);
-      pthread_cond_broadcast(&ex->wake);
-      pthread_mutex_unlock(&ex->lock);
-    }
+    uint32_t begin = work_fifo_push(&ex->fifo, &works[i], sizeof(mk_work_t));
+    end = begin + sizeof(mk_work_t);
+    host_exec_publish(ex, &works[i], begin, end, &seen);
     if (ex->fifo.eventsHead == NULL) {
       ex->event.ex = ex;
       ex->event.ev.query = host_fifo_event_query;
@@ -170,13 +210,16 @@ ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n) {
     } else {
       ex->event.ev.consumedAfter = end; /* one event, moved forward */
     }
-    host_worker_drain(&ex->workers[0], end);
+    host_worker_drain(&ex->workers[0], atomic_load(&ex->workers[0].cursor), end);
   }
-  /* Wait for the other channels. */
+  /* Wait for the other channels this run is on. */
   ncclResult_t res = ncclSuccess;
   for (int c = 1; c < ex->cfg.nChannels; c++) {
     host_waiter_t w = {0};
-    while (atomic_load_explicit(&ex->workers[c].cursor, memory_order_acquire) != end) host_wait_round(&w, ex->cfg.abortFlag);
+    if (!(seen >> c & 1)) continue;
+    uint32_t target = atomic_load(&ex->workers[c].target);
+    while (atomic_load_explicit(&ex->workers[c].cursor, memory_order_acquire) != target)
+      host_wait_round(&w, ex->cfg.abortFlag);
   }
   for (int c = 0; c < ex->cfg.nChannels; c++) {
     int r = atomic_exchange(&ex->workers[c].result, ncclSuccess);
