@@ -50,9 +50,27 @@ static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
   return 32;
 }
 
+/* Host auto: a channel is an executor thread that copies and reduces, so
+ * each rank gets the CPUs of its host shared by the ranks there (a process's
+ * affinity mask), at most MK_HOST_AUTO_CHANNELS. Every rank computes the
+ * minimum over all ranks, so all agree even where hosts differ. On the
+ * 2-core VM that is 1; on 32 cores, 2 and 4 ranks' AllReduce of 4 MB went
+ * from 6.4 and 3.8 GB/s on one channel to 25 with 8 (docs/PERFORMANCE.md). */
+#define MK_HOST_AUTO_CHANNELS 8
+static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
+  int64_t best = MK_HOST_AUTO_CHANNELS;
+  for (int r = 0; r < comm->nRanks; r++) {
+    int local = 0;
+    for (int q = 0; q < comm->nRanks; q++) local += comm->peerInfo[q].hostHash == comm->peerInfo[r].hostHash;
+    int64_t share = comm->peerInfo[r].cpus / (local > 0 ? local : 1);
+    if (share < best) best = share;
+  }
+  return best < 1 ? 1 : best;
+}
+
 static int dp_channel_count(struct ncclComm* comm) {
   int64_t n = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_NCHANNELS" : "MKCCL_HOST_NCHANNELS");
-  if (comm->cudaDev >= 0 && n == 0) n = dp_gpu_channels_auto(comm);
+  if (n == 0) n = comm->cudaDev >= 0 ? dp_gpu_channels_auto(comm) : dp_host_channels_auto(comm);
   int64_t lo = param_int("NCCL_MIN_NCHANNELS"), hi = param_int("NCCL_MAX_NCHANNELS");
   if (lo > 0 && n < lo) n = lo;
   if (hi > 0 && n > hi) n = hi;
@@ -71,7 +89,15 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   if (p2p < 1) p2p = 1;
   dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
   int gpu = comm->cudaDev >= 0;
-  dp->channelMinBytes = param_int(gpu ? "MKCCL_GPU_CHANNEL_MIN_BYTES" : "MKCCL_CHANNEL_MIN_BYTES");
+  /* Host rings over sockets want bigger steps per channel than over shared
+   * memory: on 32 cores, 4 ranks' 1 MB AllReduce ran at 3.2 GB/s on one
+   * channel, 2.0 on four (docs/PERFORMANCE.md). Decided from what every
+   * rank knows alike (nodes, the switch), so all pick the same channels. */
+  int64_t shmOff = 0; /* declared by transport-shm, where the manifest loads it */
+  int hostNet = !gpu && (comm->nNodes > 1 || (param_int_lookup("NCCL_SHM_DISABLE", &shmOff) == 0 && shmOff == 1));
+  dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
+                                  : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"
+                                            : "MKCCL_CHANNEL_MIN_BYTES");
   dp->gpuLLChannelBytes = param_int("MKCCL_GPU_LL_CHANNEL_BYTES");
   /* FLAT is no NCCL algorithm: where NCCL_ALGO or NCCL_PROTO says what may run, it does not. */
   const char* algo = param_str("NCCL_ALGO");
