@@ -1,10 +1,18 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "net_socket_layout.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #define NET_SOCKET_VENDOR_AWS 0x1d0f
 #define NET_SOCKET_VENDOR_GCP 0x1ae0
 
-void net_socket_layout_auto(unsigned vendor, int* nThreads, int* nSocksPerThread) {
-  *nThreads = 0;
+void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSocksPerThread) {
+  /* On 32 cores a 2-rank AllReduce over loopback went from 2.1 to 3.5 GB/s
+   * with 2 threads, 4 to 12 with 4 channels as well (docs/PERFORMANCE.md). */
+  *nThreads = cpus >= NET_SOCKET_AUTO_THREADS_CPUS ? 2 : 0;
   *nSocksPerThread = 1;
   if (vendor == NET_SOCKET_VENDOR_AWS) {
     *nThreads = 2;
@@ -15,10 +23,17 @@ void net_socket_layout_auto(unsigned vendor, int* nThreads, int* nSocksPerThread
   }
 }
 
-net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor) {
+int net_socket_cpus_allowed(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus) {
   net_socket_layout_t l = {0, 0, 0};
   int autoThreads, autoSocks;
-  net_socket_layout_auto(vendor, &autoThreads, &autoSocks);
+  net_socket_layout_auto(vendor, cpus, &autoThreads, &autoSocks);
   if (nThreads == NET_SOCKET_LAYOUT_AUTO) nThreads = autoThreads;
   if (nSocksPerThread == NET_SOCKET_LAYOUT_AUTO) nSocksPerThread = autoSocks;
   if (nThreads < 0 || nThreads > NET_SOCKET_MAX_THREADS) {

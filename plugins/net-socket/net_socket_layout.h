@@ -1,8 +1,10 @@
 /* How many helper threads and data sockets a connection gets, by NCCL's
  * rules: -2 means "detect" (from the NIC vendor: AWS ENA 2 threads x 8
- * sockets, Google gVNIC 4 x 1, anything else no helper thread: the caller of
- * test() moves the data on the control socket); at most 16 threads and 64
- * sockets (sockets per thread shrink to fit). */
+ * sockets, Google gVNIC 4 x 1; anything else no helper thread, the caller of
+ * test() moving the data on the control socket, unless the process may use
+ * NET_SOCKET_AUTO_THREADS_CPUS CPUs or more: then 2 x 1, because one thread
+ * copying both ways was the limit there); at most 16 threads and 64 sockets
+ * (sockets per thread shrink to fit). */
 #ifndef NET_SOCKET_LAYOUT_H
 #define NET_SOCKET_LAYOUT_H
 
@@ -18,9 +20,15 @@ typedef struct {
   int clamped;  /* a requested value was out of range and was changed */
 } net_socket_layout_t;
 
-/* Detected defaults for a NIC whose PCI vendor id is `vendor` (0: unknown). */
-void net_socket_layout_auto(unsigned vendor, int* nThreads, int* nSocksPerThread);
+#define NET_SOCKET_AUTO_THREADS_CPUS 16
 
-net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor);
+/* Detected defaults for a NIC whose PCI vendor id is `vendor` (0: unknown),
+ * in a process that may run on `cpus` CPUs. */
+void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSocksPerThread);
+
+net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus);
+
+/* CPUs this process may run on (its affinity mask). */
+int net_socket_cpus_allowed(void);
 
 #endif

@@ -44,7 +44,8 @@ ncclResult_t net_socket_listen(int dev, void* opaqueHandle, void** listenComm, i
   if (!d) return ncclInvalidArgument;
   if (!opaqueHandle || !listenComm) return NS_FAIL(ncclInvalidArgument, "listen: NULL handle or comm");
   net_socket_layout_t layout = net_socket_layout_resolve(net_socket_param_int(NET_SOCKET_PARAM_NTHREADS),
-                                                         net_socket_param_int(NET_SOCKET_PARAM_NSOCKS), d->vendor);
+                                                         net_socket_param_int(NET_SOCKET_PARAM_NSOCKS), d->vendor,
+                                                         net_socket_cpus_allowed());
   if (layout.clamped)
     NS_WARN("%s/%s out of range: using %d threads and %d sockets", NET_SOCKET_PARAM_NTHREADS,
             NET_SOCKET_PARAM_NSOCKS, layout.nThreads, layout.nSocks);

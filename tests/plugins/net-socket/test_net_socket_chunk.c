@@ -50,39 +50,45 @@ static void test_chunks(void) {
 
 static void test_layout(void) {
   net_socket_layout_t l;
-  /* Detected: unknown NIC -> no helper thread, no data socket (NCCL's default). */
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0);
+  /* Detected: unknown NIC, few CPUs -> no helper thread, no data socket (NCCL's default). */
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, 2);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK_EQ_INT(l.nSocks, 0);
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1d0f); /* AWS */
+  /* ... unless the process has many CPUs: 2 threads x 1 socket. */
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS_CPUS);
+  CHECK_EQ_INT(l.nThreads, 2);
+  CHECK_EQ_INT(l.nSocks, 2);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS_CPUS - 1);
+  CHECK_EQ_INT(l.nThreads, 0);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1d0f, 2); /* AWS */
   CHECK_EQ_INT(l.nThreads, 2);
   CHECK_EQ_INT(l.nSocks, 16);
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1ae0); /* GCP */
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1ae0, 2); /* GCP */
   CHECK_EQ_INT(l.nThreads, 4);
   CHECK_EQ_INT(l.nSocks, 4);
   /* Set threads, detected sockets per thread (1). */
-  l = net_socket_layout_resolve(4, NET_SOCKET_LAYOUT_AUTO, 0);
+  l = net_socket_layout_resolve(4, NET_SOCKET_LAYOUT_AUTO, 0, 2);
   CHECK_EQ_INT(l.nThreads, 4);
   CHECK_EQ_INT(l.nSocks, 4);
   /* Limits: 16 threads, 64 sockets (sockets per thread shrink). */
-  l = net_socket_layout_resolve(32, 1, 0);
+  l = net_socket_layout_resolve(32, 1, 0, 2);
   CHECK_EQ_INT(l.nThreads, 16);
   CHECK(l.clamped);
-  l = net_socket_layout_resolve(16, 8, 0);
+  l = net_socket_layout_resolve(16, 8, 0, 2);
   CHECK_EQ_INT(l.nThreads, 16);
   CHECK_EQ_INT(l.nSocks, 64);
   CHECK(l.clamped);
-  l = net_socket_layout_resolve(3, 30, 0);
+  l = net_socket_layout_resolve(3, 30, 0, 2);
   CHECK_EQ_INT(l.nSocks, 63);
   CHECK_EQ_INT(l.nSocks % l.nThreads, 0);
   /* Sockets without threads, or threads without sockets: neither. */
-  l = net_socket_layout_resolve(0, 8, 0);
+  l = net_socket_layout_resolve(0, 8, 0, 2);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK_EQ_INT(l.nSocks, 0);
-  l = net_socket_layout_resolve(2, 0, 0);
+  l = net_socket_layout_resolve(2, 0, 0, 2);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK_EQ_INT(l.nSocks, 0);
-  l = net_socket_layout_resolve(-5, 1, 0);
+  l = net_socket_layout_resolve(-5, 1, 0, 2);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK(l.clamped);
 }
