@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/log.h"
 #include "base/param.h"
 #include "channel/channel_setup.h"
 #include "comm/comm.h"
@@ -50,22 +51,37 @@ static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
   return 32;
 }
 
-/* Host auto: a channel is an executor thread that copies and reduces, so
+/* Whether host rings cross the network: several hosts, or shared memory
+ * switched off. Decided from what every rank knows alike, so all ranks
+ * size their channels the same. */
+static int dp_host_net(const struct ncclComm* comm) {
+  int64_t shmOff = 0; /* declared by transport-shm, where the manifest loads it */
+  return comm->cudaDev < 0 &&
+         (comm->nNodes > 1 || (param_int_lookup("NCCL_SHM_DISABLE", &shmOff) == 0 && shmOff == 1));
+}
+
+/* Host auto: a channel is an executor thread that copies and reduces (and,
+ * over sockets, the helper threads of its two connections, 2 each), so
  * each rank gets the CPUs of its host shared by the ranks there (a process's
- * affinity mask), at most MK_HOST_AUTO_CHANNELS. Every rank computes the
- * minimum over all ranks, so all agree even where hosts differ. On the
- * 2-core VM that is 1; on 32 cores, 2 and 4 ranks' AllReduce of 4 MB went
- * from 6.4 and 3.8 GB/s on one channel to 25 with 8 (docs/PERFORMANCE.md). */
+ * affinity mask) over the threads a channel keeps busy, at most
+ * MK_HOST_AUTO_CHANNELS. Every rank computes the minimum over all ranks, so
+ * all agree even where hosts differ. On the 2-core VM that is 1; on 32
+ * cores, 2 and 4 ranks' SHM AllReduce of 4 MB went from 6.4 and 3.8 GB/s on
+ * one channel to 25 with 8; over sockets 4 channels beat 8 (2 ranks, 4 MB:
+ * 8.9 against 5.5 GB/s; docs/PERFORMANCE.md). */
 #define MK_HOST_AUTO_CHANNELS 8
 static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
-  int64_t best = MK_HOST_AUTO_CHANNELS;
+  int64_t best = MK_HOST_AUTO_CHANNELS, threads = dp_host_net(comm) ? 4 : 1;
   for (int r = 0; r < comm->nRanks; r++) {
     int local = 0;
     for (int q = 0; q < comm->nRanks; q++) local += comm->peerInfo[q].hostHash == comm->peerInfo[r].hostHash;
-    int64_t share = comm->peerInfo[r].cpus / (local > 0 ? local : 1);
+    int64_t share = comm->peerInfo[r].cpus / (local > 0 ? local : 1) / threads;
     if (share < best) best = share;
   }
-  return best < 1 ? 1 : best;
+  best = best < 1 ? 1 : best;
+  MK_INFO(NCCL_INIT, "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host over %lld thread(s) "
+          "a channel keeps busy", (long long)best, (long long)threads);
+  return best;
 }
 
 static int dp_channel_count(struct ncclComm* comm) {
@@ -91,10 +107,8 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   int gpu = comm->cudaDev >= 0;
   /* Host rings over sockets want bigger steps per channel than over shared
    * memory: on 32 cores, 4 ranks' 1 MB AllReduce ran at 3.2 GB/s on one
-   * channel, 2.0 on four (docs/PERFORMANCE.md). Decided from what every
-   * rank knows alike (nodes, the switch), so all pick the same channels. */
-  int64_t shmOff = 0; /* declared by transport-shm, where the manifest loads it */
-  int hostNet = !gpu && (comm->nNodes > 1 || (param_int_lookup("NCCL_SHM_DISABLE", &shmOff) == 0 && shmOff == 1));
+   * channel, 2.0 on four; 2 ranks' at 5.0 on two (docs/PERFORMANCE.md). */
+  int hostNet = dp_host_net(comm);
   dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
                                   : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"
                                             : "MKCCL_CHANNEL_MIN_BYTES");
