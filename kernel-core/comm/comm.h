@@ -39,7 +39,7 @@ typedef struct {
   int64_t busId; /* PCI bus id of the GPU, -1 without one */
   char hostname[64];
   int32_t netDevs[COMM_NET_DEVS_MAX];
-  int32_t cpus; /* CPUs this process may run on (its affinity mask) */
+  int32_t cpus; /* CPUs this process may keep busy (affinity mask, cgroup quota) */
   int32_t pad;
   uint64_t reserved[3];
 } comm_peer_info_t;

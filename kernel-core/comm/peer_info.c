@@ -3,7 +3,6 @@
  * hostname plus the boot id plus the network namespace, so ranks in
  * different network namespaces (containers, `ip netns` in tests) count as
  * different hosts; NCCL_HOSTID replaces all three. */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
+#include "mkccl_cpus.h"
 
 /* FNV-1a, 64 bit. */
 uint64_t comm_hash_bytes(uint64_t seed, const void* data, size_t len) {
@@ -66,14 +66,6 @@ int comm_peer_same_process(const struct ncclComm* comm, int a, int b) {
   return comm->peerInfo[a].pidHash == comm->peerInfo[b].pidHash;
 }
 
-/* CPUs the process may run on: what host executors and helper threads share. */
-static int32_t comm_cpus_allowed(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return (int32_t)CPU_COUNT(&set);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int32_t)n : 1;
-}
-
 static void comm_peer_info_fill(struct ncclComm* comm, comm_peer_info_t* me) {
   memset(me, 0, sizeof(*me));
   me->rank = comm->rank;
@@ -85,7 +77,7 @@ static void comm_peer_info_fill(struct ncclComm* comm, comm_peer_info_t* me) {
   gethostname(me->hostname, sizeof(me->hostname) - 1);
   me->nNetDevs = comm->nNetDevs < COMM_NET_DEVS_MAX ? comm->nNetDevs : COMM_NET_DEVS_MAX;
   memcpy(me->netDevs, comm->netDevs, sizeof(int) * (size_t)me->nNetDevs);
-  me->cpus = comm_cpus_allowed();
+  me->cpus = mkccl_cpus_usable(); /* what host executors and helper threads share */
 }
 
 /* Nodes in order of their first rank; this rank's local ranks. */

@@ -1,10 +1,4 @@
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-#endif
 #include "net_socket_layout.h"
-
-#include <sched.h>
-#include <unistd.h>
 
 #define NET_SOCKET_VENDOR_AWS 0x1d0f
 #define NET_SOCKET_VENDOR_GCP 0x1ae0
@@ -21,13 +15,6 @@ void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSock
     *nThreads = 4;
     *nSocksPerThread = 1;
   }
-}
-
-int net_socket_cpus_allowed(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
 }
 
 net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus) {

@@ -28,7 +28,5 @@ void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSock
 
 net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus);
 
-/* CPUs this process may run on (its affinity mask). */
-int net_socket_cpus_allowed(void);
 
 #endif
