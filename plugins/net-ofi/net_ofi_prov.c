@@ -109,8 +109,19 @@ static void net_ofi_nic_add(const struct fi_info* host, const struct fi_info* hm
   n->speedMbps = net_ofi_speed(fi);
   n->hmem = hmem != NULL;
   n->rma = hmem != NULL;
-  OFI_INFO(NCCL_INIT | NCCL_NET, "device %d: %s provider %s fabric %s%s", net_ofi_nnics, n->name,
-           fi->fabric_attr->prov_name, fi->fabric_attr->name, n->hmem ? " (FI_HMEM: CUDA pointers)" : "");
+  /* Tags are 64 bits here (OFI_DATA_TAG, OFI_CTRL_TAG). A provider that
+   * matches fewer (its mem_tag_format's highest bit) would drop the comm id
+   * and the control bit: said here, since under libfabric 1.20's `net`
+   * provider a tag of 2^30 never matched (docs/PERFORMANCE.md, net-ofi). */
+  uint64_t format = fi->ep_attr ? fi->ep_attr->mem_tag_format : 0;
+  int tagBits = 0;
+  while (tagBits < 64 && (format >> tagBits)) tagBits++;
+  OFI_INFO(NCCL_INIT | NCCL_NET, "device %d: %s provider %s fabric %s, tag format 0x%llx%s", net_ofi_nnics,
+           n->name, fi->fabric_attr->prov_name, fi->fabric_attr->name, (unsigned long long)format,
+           n->hmem ? " (FI_HMEM: CUDA pointers)" : "");
+  if (format && tagBits < 64)
+    OFI_WARN("device %d: provider %s matches %d tag bits, net-ofi uses 64: messages may not match",
+             net_ofi_nnics, fi->fabric_attr->prov_name, tagBits);
   net_ofi_nnics++;
 }
 
