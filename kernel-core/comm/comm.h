@@ -187,6 +187,8 @@ uint64_t comm_host_hash(void);
 uint64_t comm_pid_hash(void);
 int comm_peer_same_host(const struct ncclComm* comm, int a, int b);
 int comm_peer_same_process(const struct ncclComm* comm, int a, int b);
+/* How many ranks share rank r's host (r included). */
+int comm_peer_host_ranks(const struct ncclComm* comm, int r);
 /* Over the ranks of this node only (after "peer-info"): data holds
  * localRanks slices, this rank's at localRank * size. */
 ncclResult_t comm_local_allgather(struct ncclComm* comm, void* data, size_t size);

@@ -62,6 +62,12 @@ int comm_peer_same_host(const struct ncclComm* comm, int a, int b) {
   return comm->peerInfo[a].hostHash == comm->peerInfo[b].hostHash;
 }
 
+int comm_peer_host_ranks(const struct ncclComm* comm, int r) {
+  int same = 0;
+  for (int q = 0; q < comm->nRanks; q++) same += comm_peer_same_host(comm, r, q);
+  return same;
+}
+
 int comm_peer_same_process(const struct ncclComm* comm, int a, int b) {
   return comm->peerInfo[a].pidHash == comm->peerInfo[b].pidHash;
 }

@@ -73,9 +73,7 @@ static int dp_host_net(const struct ncclComm* comm) {
 static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
   int64_t best = MK_HOST_AUTO_CHANNELS, threads = dp_host_net(comm) ? 4 : 1;
   for (int r = 0; r < comm->nRanks; r++) {
-    int local = 0;
-    for (int q = 0; q < comm->nRanks; q++) local += comm->peerInfo[q].hostHash == comm->peerInfo[r].hostHash;
-    int64_t share = comm->peerInfo[r].cpus / (local > 0 ? local : 1) / threads;
+    int64_t share = comm->peerInfo[r].cpus / comm_peer_host_ranks(comm, r) / threads; /* r counts itself: >= 1 */
     if (share < best) best = share;
   }
   best = best < 1 ? 1 : best;

@@ -10,8 +10,7 @@
 static int tune_ranks_per_node(struct ncclComm* comm) {
   int most = 1;
   for (int r = 0; r < comm->nRanks; r++) {
-    int same = 0;
-    for (int s = 0; s < comm->nRanks; s++) same += comm_peer_same_host(comm, r, s);
+    int same = comm_peer_host_ranks(comm, r);
     if (same > most) most = same;
   }
   return most;

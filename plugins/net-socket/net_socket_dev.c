@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mkccl_cpus.h"
 #include "net_socket_comm.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
@@ -53,12 +54,14 @@ static ncclResult_t net_socket_devs_find(void) {
     return NS_FAIL(ncclSystemError, "no interface found (%s=\"%s\"): %s", NET_SOCKET_PARAM_IFNAME, list,
                    sock_error());
   char line[1024] = "";
+  int cpus = mkccl_cpus_usable(); /* reads /proc and cgroup files: once, not per listen */
   for (int i = 0; i < n; i++) {
     net_socket_dev_t* d = &net_socket_devs[i];
     memset(d, 0, sizeof(*d));
     memcpy(d->name, ifs[i].name, sizeof(d->name)); /* same capacity, NUL-terminated */
     d->addr = ifs[i].addr;
     net_socket_dev_describe(d);
+    d->cpus = cpus;
     char addr[SOCK_ADDR_STRLEN];
     size_t used = strlen(line);
     snprintf(line + used, sizeof(line) - used, " [%d]%s:%s", i, d->name,

@@ -15,6 +15,7 @@ typedef struct {
   char* pciPath;     /* NULL for a virtual interface */
   int speed;         /* Mbps, 10000 when /sys does not say */
   unsigned vendor;   /* PCI vendor id, 0 when none */
+  int cpus;          /* CPUs the process may keep busy, read once with the devices (layout autodetection) */
 } net_socket_dev_t;
 
 /* Finds the interfaces on the first call; later calls return at once. */

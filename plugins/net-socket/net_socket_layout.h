@@ -28,5 +28,4 @@ void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSock
 
 net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus);
 
-
 #endif

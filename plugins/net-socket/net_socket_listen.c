@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mkccl_cpus.h"
 #include "net_socket_comm.h"
 #include "net_socket_conn.h"
 #include "net_socket_dev.h"
@@ -46,7 +45,7 @@ ncclResult_t net_socket_listen(int dev, void* opaqueHandle, void** listenComm, i
   if (!opaqueHandle || !listenComm) return NS_FAIL(ncclInvalidArgument, "listen: NULL handle or comm");
   net_socket_layout_t layout = net_socket_layout_resolve(net_socket_param_int(NET_SOCKET_PARAM_NTHREADS),
                                                          net_socket_param_int(NET_SOCKET_PARAM_NSOCKS), d->vendor,
-                                                         mkccl_cpus_usable());
+                                                         d->cpus);
   if (layout.clamped)
     NS_WARN("%s/%s out of range: using %d threads and %d sockets", NET_SOCKET_PARAM_NTHREADS,
             NET_SOCKET_PARAM_NSOCKS, layout.nThreads, layout.nSocks);
