@@ -3,10 +3,12 @@
  * One device per libfabric domain (NIC) of the best provider fi_getinfo
  * offers (provider_rank below) or the one FI_PROVIDER names. Each device has
  * one RDM endpoint, CQ and AV, opened on first use and shared by every comm
- * on it; a mutex serialises all calls into the endpoint. Messages are tagged:
+ * on it; a mutex serialises all calls into the endpoint. Messages are tagged
+ * within the B tag bits the provider matches (its mem_tag_format; 64 for
+ * most, 63 for libfabric's `net`):
  *
- *   data:    bit 63 = 0 | receiver comm id (31 bits) | NCCL tag (32 bits)
- *   control: bit 63 = 1 | type (3 bits) | 28 zero bits | id (32 bits)
+ *   data:    bit B-1 = 0 | receiver comm id (B-33 bits) | NCCL tag (32 bits)
+ *   control: bit B-1 = 1 | type (3 bits) | zero bits | id (32 bits)
  *
  * The receiver's comm id is handed to the sender by the connection handshake
  * (REQ: connector -> listener, ACK: listener -> connector), so data tags are
@@ -29,12 +31,11 @@
 #define OFI_ADDR_MAX 96
 #define OFI_MAGIC 0x4f464931u /* "OFI1" */
 
-#define OFI_TAG_CTRL (1ULL << 63)
 #define OFI_CTRL_REQ 1ULL
 #define OFI_CTRL_ACK 2ULL
 #define OFI_CTRL_PROBE 3ULL
-#define OFI_CTRL_TAG(type, id) (OFI_TAG_CTRL | ((type) << 60) | (uint64_t)(uint32_t)(id))
-#define OFI_DATA_TAG(commId, tag) (((uint64_t)((commId) & 0x7fffffffu) << 32) | (uint64_t)(uint32_t)(tag))
+/* Fewer tag bits leave too few comm ids (B-33 bits): such a provider is not used. */
+#define OFI_TAG_BITS_MIN 48
 
 /* ---- logging and parameters (net_ofi_log.c) ---- */
 extern ncclDebugLogger_t net_ofi_logger;
@@ -90,7 +91,20 @@ typedef struct {
   int speedMbps;
   int hmem;                /* FI_HMEM with CUDA usable */
   int rma;                 /* FI_RMA: flush by a read of our own buffer */
+  int tagBits;             /* tag bits the provider matches (B above) */
+  int deliveryComplete;    /* sends complete once matched at the peer */
 } net_ofi_nic_t;
+
+/* The tag layout above, for a NIC's tag width. */
+static inline uint32_t net_ofi_id_mask(const net_ofi_nic_t* n) {
+  return (uint32_t)((1ULL << (n->tagBits - 33)) - 1);
+}
+static inline uint64_t net_ofi_ctrl_tag(const net_ofi_nic_t* n, uint64_t type, uint32_t id) {
+  return (1ULL << (n->tagBits - 1)) | (type << (n->tagBits - 4)) | id;
+}
+static inline uint64_t net_ofi_data_tag(const net_ofi_nic_t* n, uint32_t commId, int tag) {
+  return ((uint64_t)(commId & net_ofi_id_mask(n)) << 32) | (uint32_t)tag;
+}
 
 struct net_ofi_dev {
   pthread_mutex_t lock;

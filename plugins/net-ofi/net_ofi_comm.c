@@ -125,7 +125,7 @@ void net_ofi_comm_probe(net_ofi_comm_t* c) {
   int64_t ms = net_ofi_probe_ms;
   if (ms <= 0 || net_ofi_elapsed_ms(&c->lastDone) < ms) return;
   net_ofi_dev_t* d = c->hdr.dev;
-  int rc = (int)fi_tsend(d->ep, NULL, 0, NULL, c->peer, OFI_CTRL_TAG(OFI_CTRL_PROBE, 0), &c->probe.fctx);
+  int rc = (int)fi_tsend(d->ep, NULL, 0, NULL, c->peer, net_ofi_ctrl_tag(d->nic, OFI_CTRL_PROBE, 0), &c->probe.fctx);
   clock_gettime(CLOCK_MONOTONIC, &c->lastDone);
   if (rc == 0) {
     net_ofi_op_posted(&c->probe);

@@ -52,7 +52,7 @@ static int net_ofi_ctrl_valid(const net_ofi_op_t* op, const net_ofi_ctrl_msg_t* 
 static ncclResult_t net_ofi_listen_arm(net_ofi_listen_t* l) {
   net_ofi_dev_t* d = l->hdr.dev;
   int rc = (int)fi_trecv(d->ep, &l->msg, sizeof(l->msg), l->mr ? l->mr->desc : NULL, FI_ADDR_UNSPEC,
-                         OFI_CTRL_TAG(OFI_CTRL_REQ, l->id), 0, &l->reqOp.fctx);
+                         net_ofi_ctrl_tag(d->nic, OFI_CTRL_REQ, l->id), 0, &l->reqOp.fctx);
   if (rc == -FI_EAGAIN) return ncclSuccess; /* armed on a later accept */
   if (rc != 0) {
     OFI_WARN("%s: posting the connection-request receive failed: %s", d->nic->name, fi_strerror(-rc));
@@ -156,7 +156,7 @@ ncclResult_t net_ofi_accept(void* listenComm, void** recvComm) {
   net_ofi_comm_t* c = l->pending;
   if (res == ncclSuccess && c) {
     int rc = (int)fi_tsend(d->ep, &c->msg, sizeof(c->msg), c->msgMr ? c->msgMr->desc : NULL, c->peer,
-                           OFI_CTRL_TAG(OFI_CTRL_ACK, c->remoteId), &c->ctrl.fctx);
+                           net_ofi_ctrl_tag(d->nic, OFI_CTRL_ACK, c->remoteId), &c->ctrl.fctx);
     if (rc == 0) {
       net_ofi_op_posted(&c->ctrl);
       l->pending = NULL;
@@ -222,7 +222,7 @@ static ncclResult_t net_ofi_stage_step(net_ofi_stage_t* s, net_ofi_comm_t** done
   if (res != ncclSuccess) return res;
   if (!s->ackPosted) {
     int rc = (int)fi_trecv(d->ep, &s->msgs[1], sizeof(s->msgs[1]), desc, FI_ADDR_UNSPEC,
-                           OFI_CTRL_TAG(OFI_CTRL_ACK, c->id), 0, &s->ackOp.fctx);
+                           net_ofi_ctrl_tag(d->nic, OFI_CTRL_ACK, c->id), 0, &s->ackOp.fctx);
     if (rc == -FI_EAGAIN) return ncclSuccess;
     if (rc != 0) {
       OFI_WARN("%s: connect: posting the ACK receive failed: %s", d->nic->name, fi_strerror(-rc));
@@ -233,7 +233,7 @@ static ncclResult_t net_ofi_stage_step(net_ofi_stage_t* s, net_ofi_comm_t** done
   }
   if (!s->reqPosted) {
     int rc = (int)fi_tsend(d->ep, &s->msgs[0], sizeof(s->msgs[0]), desc, c->peer,
-                           OFI_CTRL_TAG(OFI_CTRL_REQ, s->listenId), &s->reqOp.fctx);
+                           net_ofi_ctrl_tag(d->nic, OFI_CTRL_REQ, s->listenId), &s->reqOp.fctx);
     if (rc == -FI_EAGAIN) return ncclSuccess;
     if (rc != 0) {
       OFI_WARN("%s: connect: sending the connection request failed: %s", d->nic->name, fi_strerror(-rc));

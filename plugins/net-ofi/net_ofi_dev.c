@@ -17,7 +17,7 @@ static int net_ofi_devs_open[OFI_MAX_DEVS];
 static pthread_mutex_t net_ofi_devs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 uint32_t net_ofi_dev_new_id(net_ofi_dev_t* d) {
-  d->nextId = (d->nextId + 1) & 0x7fffffffu;
+  d->nextId = (d->nextId + 1) & net_ofi_id_mask(d->nic);
   if (d->nextId == 0) d->nextId = 1;
   return d->nextId;
 }
@@ -25,7 +25,7 @@ uint32_t net_ofi_dev_new_id(net_ofi_dev_t* d) {
 static ncclResult_t net_ofi_probe_post(net_ofi_dev_t* d) {
   d->probeRecv.kind = OFI_OP_PROBE_RECV;
   d->probeRecv.owner = d;
-  int rc = (int)fi_trecv(d->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, OFI_CTRL_TAG(OFI_CTRL_PROBE, 0), 0xffffffffULL,
+  int rc = (int)fi_trecv(d->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, net_ofi_ctrl_tag(d->nic, OFI_CTRL_PROBE, 0), 0xffffffffULL,
                          &d->probeRecv.fctx);
   if (rc == -FI_EAGAIN) return ncclSuccess; /* re-posted on the next progress */
   if (rc != 0) {

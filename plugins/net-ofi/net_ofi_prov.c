@@ -27,14 +27,22 @@ static int net_ofi_prov_rank(const char* name) {
 
 static net_ofi_nic_t net_ofi_nics[OFI_MAX_DEVS];
 static int net_ofi_nnics = -1;
-static struct fi_info* net_ofi_infos[2]; /* host-only and HMEM lists, freed at release */
+/* fi_getinfo's lists, freed at release: host-only and HMEM, each asked
+ * with and without FI_DELIVERY_COMPLETE (index OFI_LIST(hmem, dc)). */
+#define OFI_LIST(hmem, dc) ((hmem) * 2 + (dc))
+static struct fi_info* net_ofi_infos[4];
 
 int net_ofi_nic_count(void) { return net_ofi_nnics < 0 ? 0 : net_ofi_nnics; }
 const net_ofi_nic_t* net_ofi_nic_get(int dev) {
   return dev >= 0 && dev < net_ofi_nic_count() ? &net_ofi_nics[dev] : NULL;
 }
 
-static struct fi_info* net_ofi_getinfo(int hmem) {
+/* Sends that complete only once the peer matched them (FI_DELIVERY_COMPLETE)
+ * are asked for where the provider offers them: with a provider that
+ * completes a send once it left (libfabric's `net`), a sender that closes
+ * and exits right after its last send completed can take with it messages
+ * the receiver had not matched yet (the kit's close-after-send). */
+static struct fi_info* net_ofi_getinfo(int hmem, int dc) {
   struct fi_info* hints = fi_allocinfo();
   struct fi_info* list = NULL;
   if (!hints) return NULL;
@@ -46,12 +54,14 @@ static struct fi_info* net_ofi_getinfo(int hmem) {
   hints->domain_attr->threading = FI_THREAD_DOMAIN; /* we serialise per device */
   hints->tx_attr->msg_order = FI_ORDER_SAS;
   hints->rx_attr->msg_order = FI_ORDER_SAS;
+  if (dc) hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
   const char* prov = net_ofi_param_str("MKCCL_OFI_PROVIDER");
   if (prov && *prov) hints->fabric_attr->prov_name = strdup(prov);
   int rc = fi_getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &list);
   fi_freeinfo(hints);
   if (rc != 0 && rc != -FI_ENODATA)
-    OFI_INFO(NCCL_INIT | NCCL_NET, "fi_getinfo(%s) failed: %s", hmem ? "FI_HMEM" : "host", fi_strerror(-rc));
+    OFI_INFO(NCCL_INIT | NCCL_NET, "fi_getinfo(%s%s) failed: %s", hmem ? "FI_HMEM" : "host",
+             dc ? ", FI_DELIVERY_COMPLETE" : "", fi_strerror(-rc));
   return rc == 0 ? list : NULL;
 }
 
@@ -99,40 +109,55 @@ static const struct fi_info* net_ofi_find(const struct fi_info* list, const char
   return NULL;
 }
 
-static void net_ofi_nic_add(const struct fi_info* host, const struct fi_info* hmem) {
+/* The tag bits a provider matches: its mem_tag_format's highest set bit
+ * (0x5555... is 63 bits); no format means the full 64. */
+static int net_ofi_tag_bits(const struct fi_info* fi) {
+  uint64_t format = fi->ep_attr ? fi->ep_attr->mem_tag_format : 0;
+  int bits = 0;
+  while (bits < 64 && (format >> bits)) bits++;
+  return bits ? bits : 64;
+}
+
+/* The device's fi_info: with FI_HMEM where offered, with delivery complete
+ * where offered, else the plain host one. */
+static void net_ofi_nic_add(const char* prov, const char* dom) {
   net_ofi_nic_t* n = &net_ofi_nics[net_ofi_nnics];
-  const struct fi_info* fi = hmem ? hmem : host;
-  n->info = fi_dupinfo(fi);
-  if (!n->info) return;
+  const struct fi_info* fi = NULL;
+  int hmem = 0, dc = 0;
+  for (int i = 3; i >= 0 && !fi; i--) {
+    fi = net_ofi_find(net_ofi_infos[i], prov, dom);
+    hmem = i / 2, dc = i % 2;
+  }
+  if (!fi || !(n->info = fi_dupinfo(fi))) return;
   snprintf(n->name, sizeof(n->name), "%s", fi->domain_attr->name);
   n->pciPath = net_ofi_pci_path(fi);
   n->speedMbps = net_ofi_speed(fi);
-  n->hmem = hmem != NULL;
-  n->rma = hmem != NULL;
-  /* Tags are 64 bits here (OFI_DATA_TAG, OFI_CTRL_TAG). A provider that
-   * matches fewer (its mem_tag_format's highest bit) would drop the comm id
-   * and the control bit: said here, since under libfabric 1.20's `net`
-   * provider a tag of 2^30 never matched (docs/PERFORMANCE.md, net-ofi). */
-  uint64_t format = fi->ep_attr ? fi->ep_attr->mem_tag_format : 0;
-  int tagBits = 0;
-  while (tagBits < 64 && (format >> tagBits)) tagBits++;
-  OFI_INFO(NCCL_INIT | NCCL_NET, "device %d: %s provider %s fabric %s, tag format 0x%llx%s", net_ofi_nnics,
-           n->name, fi->fabric_attr->prov_name, fi->fabric_attr->name, (unsigned long long)format,
+  n->hmem = hmem;
+  n->rma = hmem;
+  n->tagBits = net_ofi_tag_bits(fi);
+  n->deliveryComplete = dc;
+  OFI_INFO(NCCL_INIT | NCCL_NET, "device %d: %s provider %s fabric %s, %d tag bits, sends complete %s%s", net_ofi_nnics,
+           n->name, fi->fabric_attr->prov_name, fi->fabric_attr->name, n->tagBits,
+           dc ? "when matched at the peer" : "when sent (the provider offers no FI_DELIVERY_COMPLETE)",
            n->hmem ? " (FI_HMEM: CUDA pointers)" : "");
-  if (format && tagBits < 64)
-    OFI_WARN("device %d: provider %s matches %d tag bits, net-ofi uses 64: messages may not match",
-             net_ofi_nnics, fi->fabric_attr->prov_name, tagBits);
   net_ofi_nnics++;
 }
 
 ncclResult_t net_ofi_nics_discover(void) {
   if (net_ofi_nnics >= 0) return ncclSuccess;
-  struct fi_info* host = net_ofi_getinfo(0);
-  struct fi_info* hmem = net_ofi_param_int("MKCCL_OFI_HMEM") ? net_ofi_getinfo(1) : NULL;
+  for (int hmem = 0; hmem < 2; hmem++)
+    for (int dc = 0; dc < 2 && (!hmem || net_ofi_param_int("MKCCL_OFI_HMEM")); dc++)
+      net_ofi_infos[OFI_LIST(hmem, dc)] = net_ofi_getinfo(hmem, dc);
+  struct fi_info* host = net_ofi_infos[OFI_LIST(0, 0)];
   const char* best = NULL;
   int bestRank = INT_MAX;
   for (struct fi_info* fi = host; fi; fi = fi->next) {
     int r = net_ofi_prov_rank(fi->fabric_attr->prov_name);
+    if (r >= 0 && r < bestRank && net_ofi_tag_bits(fi) < OFI_TAG_BITS_MIN) {
+      OFI_INFO(NCCL_INIT | NCCL_NET, "provider %s matches %d tag bits, fewer than the %d net-ofi needs: not used",
+               fi->fabric_attr->prov_name, net_ofi_tag_bits(fi), OFI_TAG_BITS_MIN);
+      continue;
+    }
     if (r >= 0 && r < bestRank) bestRank = r, best = fi->fabric_attr->prov_name;
   }
   net_ofi_nnics = 0;
@@ -145,12 +170,10 @@ ncclResult_t net_ofi_nics_discover(void) {
       int seen = 0;
       for (int i = 0; i < net_ofi_nnics; i++) seen |= strcmp(net_ofi_nics[i].name, fi->domain_attr->name) == 0;
       if (seen) continue;
-      net_ofi_nic_add(fi, net_ofi_find(hmem, best, fi->domain_attr->name));
+      net_ofi_nic_add(best, fi->domain_attr->name);
     }
   }
   if (!best) OFI_INFO(NCCL_INIT | NCCL_NET, "no libfabric provider offers RDM tagged endpoints: 0 devices");
-  net_ofi_infos[0] = host;
-  net_ofi_infos[1] = hmem;
   return ncclSuccess;
 }
 
@@ -160,7 +183,7 @@ void net_ofi_nics_release(void) {
     free(net_ofi_nics[i].pciPath);
   }
   memset(net_ofi_nics, 0, sizeof(net_ofi_nics));
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 4; i++) {
     if (net_ofi_infos[i]) fi_freeinfo(net_ofi_infos[i]);
     net_ofi_infos[i] = NULL;
   }

@@ -44,7 +44,7 @@ ncclResult_t net_ofi_isend(void* sendComm, void* data, size_t size, int tag, voi
     OFI_WARN("%s: isend on a comm whose peer failed: %s", d->nic->name, fi_strerror(c->failed));
     res = net_ofi_result(c->failed);
   } else if ((req = net_ofi_req_get(c)) != NULL) {
-    int rc = (int)fi_tsend(d->ep, data, size, mr ? mr->desc : NULL, c->peer, OFI_DATA_TAG(c->remoteId, tag),
+    int rc = (int)fi_tsend(d->ep, data, size, mr ? mr->desc : NULL, c->peer, net_ofi_data_tag(d->nic, c->remoteId, tag),
                            &req->ops[0].fctx);
     if (rc == 0) {
       req->n = req->posted = req->pending = 1;
@@ -122,7 +122,7 @@ ncclResult_t net_ofi_irecv(void* recvComm, int n, void** data, size_t* sizes, in
     req->buf[i] = data[i];
     req->len[i] = sizes[i];
     req->desc[i] = mr ? mr->desc : NULL;
-    req->tag[i] = OFI_DATA_TAG(c->id, tags[i]);
+    req->tag[i] = net_ofi_data_tag(d->nic, c->id, tags[i]);
   }
   res = net_ofi_recv_post(c, req);
   if (res == ncclSuccess && req->posted == 0) { /* the provider took nothing: the caller retries */

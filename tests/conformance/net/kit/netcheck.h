@@ -129,6 +129,8 @@ int netcheck_inflight_a(netcheck_role_t* r);
 int netcheck_inflight_b(netcheck_role_t* r);
 int netcheck_tags_a(netcheck_role_t* r);
 int netcheck_tags_b(netcheck_role_t* r);
+int netcheck_close_after_send_a(netcheck_role_t* r);
+int netcheck_close_after_send_b(netcheck_role_t* r);
 int netcheck_multirecv_a(netcheck_role_t* r);
 int netcheck_multirecv_b(netcheck_role_t* r);
 int netcheck_order_a(netcheck_role_t* r);

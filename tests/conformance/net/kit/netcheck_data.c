@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "netcheck.h"
 
@@ -303,6 +304,68 @@ int netcheck_tags_b(netcheck_role_t* r) {
   }
   if (mh) r->plugin.net->deregMr(sc, mh);
   r->plugin.net->closeSend(sc);
+  free(buf);
+  return ok ? 0 : -1;
+}
+
+/* ---- close after send: what a completed send handed over must arrive ----
+ * B sends, waits for each send to complete, closes and ends its process
+ * (the plugin is unloaded with it). A posts its receives only later: a
+ * plugin whose sends complete before delivery, and whose connection drops
+ * what the receiver had not matched yet, loses the last messages here. A
+ * plugin whose sends wait for the receive (RDMA into posted buffers) just
+ * makes B wait for A. Every message is small: a provider sends those eagerly
+ * (a large one would make B wait for A's receive and hide the loss). */
+#define NC_LATE_N 8
+#define NC_LATE_MS 500
+static size_t nc_late_size(int i) { return 100 + (size_t)i; }
+
+int netcheck_close_after_send_a(netcheck_role_t* r) {
+  void* rc = NULL;
+  if (netcheck_pair_accept(r, &rc) != 0) return -1;
+  size_t cap = 65536 + 64;
+  uint8_t* buf = nc_alloc(cap);
+  void* mh = NULL;
+  int ok = nc_reg(r, rc, buf, cap, &mh) == 0;
+  int64_t until = netcheck_now_ms() + NC_LATE_MS; /* B sends, closes and exits meanwhile */
+  while (netcheck_now_ms() < until) usleep(10000);
+  for (int i = 0; ok && i < NC_LATE_N; i++) {
+    void* data = buf;
+    size_t want = cap;
+    int tag = 7, got = -1;
+    void* req = NULL;
+    ncclResult_t res = netcheck_irecv(r, rc, 1, &data, &want, &tag, &mh, &req);
+    int w = res == ncclSuccess ? netcheck_wait(r, req, &got, &res) : 1;
+    if (w != 0)
+      ok = netcheck_check(r, 0, "late-recv", "message %d of %d, posted after the sender closed: %s %d", i, NC_LATE_N,
+                          w < 0 ? "timeout" : "error", (int)res);
+    else if ((size_t)got != nc_late_size(i) || netcheck_verify(buf, (size_t)got, 700u + (uint32_t)i) >= 0)
+      ok = netcheck_check(r, 0, "late-recv", "message %d: %d bytes or data wrong", i, got);
+  }
+  if (ok) netcheck_check(r, 1, "late-recv", "%d messages received after the sender closed and exited", NC_LATE_N);
+  if (mh) r->plugin.net->deregMr(rc, mh);
+  r->plugin.net->closeRecv(rc);
+  free(buf);
+  return ok ? 0 : -1;
+}
+
+int netcheck_close_after_send_b(netcheck_role_t* r) {
+  void* sc = NULL;
+  if (netcheck_pair_connect(r, &sc) != 0) return -1;
+  size_t cap = 65536 + 64;
+  uint8_t* buf = nc_alloc(cap);
+  void* mh = NULL;
+  int ok = nc_reg(r, sc, buf, cap, &mh) == 0;
+  for (int i = 0; ok && i < NC_LATE_N; i++) {
+    netcheck_fill(buf, nc_late_size(i), 700u + (uint32_t)i);
+    void* req = NULL;
+    ncclResult_t res = netcheck_isend(r, sc, buf, nc_late_size(i), 7, mh, &req);
+    int w = res == ncclSuccess ? netcheck_wait(r, req, NULL, &res) : 1;
+    if (w != 0) ok = netcheck_check(r, 0, "send", "message %d: %s %d", i, w < 0 ? "timeout" : "error", (int)res);
+  }
+  if (mh) r->plugin.net->deregMr(sc, mh);
+  ncclResult_t cl = r->plugin.net->closeSend(sc);
+  ok &= netcheck_check(r, cl == ncclSuccess, "closeSend", "after %d completed sends: %d", NC_LATE_N, (int)cl);
   free(buf);
   return ok ? 0 : -1;
 }

@@ -19,6 +19,8 @@ const netcheck_scenario_t netcheck_scenarios[] = {
     {"many-to-one", netcheck_order_a, netcheck_order_b, 0, "3 connections into one receiver, mixed sizes in flight"},
     {"close-listen", netcheck_close_listen_a, NULL, 0, "listen only, then close"},
     {"close-unaccepted", netcheck_close_unaccepted_a, netcheck_close_unaccepted_b, 0, "connect, never accepted, close"},
+    {"close-after-send", netcheck_close_after_send_a, netcheck_close_after_send_b, 0,
+     "sender closes and exits after its sends complete; receives posted later get every message"},
     {"close-inflight", netcheck_close_inflight_a, netcheck_close_inflight_b, 0, "closeRecv with receives in flight"},
     {"peer-killed-recv", netcheck_killed_recv_a, netcheck_killed_recv_b, 1, "sender killed: receive fails"},
     {"peer-killed-send", netcheck_killed_send_a, netcheck_killed_send_b, 1, "receiver killed: sends fail"},
