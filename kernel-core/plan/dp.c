@@ -104,12 +104,15 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
   int gpu = comm->cudaDev >= 0;
   /* Host rings over sockets want bigger steps per channel than over shared
-   * memory: on 32 cores, 4 ranks' 1 MB AllReduce ran at 3.2 GB/s on one
-   * channel, 2.0 on four; 2 ranks' at 5.0 on two (docs/PERFORMANCE.md). */
+   * memory, counted per rank (what one ring step moves): on 32 cores, once
+   * net-socket's helpers poll before they sleep, a 1 MB AllReduce ran best
+   * on one channel with 4 ranks (3.4 to 4.3 GB/s; two: 1.5 to 2.7) and on
+   * two with 2 ranks (5.3 to 5.8; one: 3.6 to 4.0), docs/PERFORMANCE.md. */
   int hostNet = dp_host_net(comm);
   dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
                                   : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"
                                             : "MKCCL_CHANNEL_MIN_BYTES");
+  dp->channelBytesPerRank = !gpu && hostNet;
   dp->gpuLLChannelBytes = param_int("MKCCL_GPU_LL_CHANNEL_BYTES");
   /* FLAT is no NCCL algorithm: where NCCL_ALGO or NCCL_PROTO says what may run, it does not. */
   const char* algo = param_str("NCCL_ALGO");

@@ -41,6 +41,7 @@ typedef struct dp_state {
    * collective). */
   int p2pChannels;         /* MKCCL_[GPU_]P2P_NCHANNELS, within nChannels */
   int64_t channelMinBytes; /* MKCCL_CHANNEL_MIN_BYTES */
+  int channelBytesPerRank; /* host rings over the network: channelMinBytes counts a rank's share */
   int64_t gpuLLMaxBytes;   /* MKCCL_GPU_LL_MAX_BYTES, 0 where NCCL_ALGO/NCCL_PROTO decide */
   int64_t gpuLLChannelBytes; /* MKCCL_GPU_LL_CHANNEL_BYTES */
   int workBatch;           /* GPU items per launch: half of NCCL_WORK_FIFO_BYTES */

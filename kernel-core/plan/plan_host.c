@@ -25,9 +25,12 @@
 #include "plan/task.h"
 
 /* How many channels a collective of `bytes` uses: enough that each gets
- * MKCCL_CHANNEL_MIN_BYTES, at most what the communicator has. */
+ * MKCCL_CHANNEL_MIN_BYTES (over the network, each gets that much of every
+ * rank's share: MKCCL_NET_CHANNEL_MIN_BYTES times the ranks), at most what
+ * the communicator has. */
 static int plan_channels(struct ncclComm* comm, size_t bytes) {
   int64_t per = comm->dp.channelMinBytes;
+  if (comm->dp.channelBytesPerRank) per *= comm->nRanks;
   int64_t want = per > 0 ? (int64_t)(bytes / (size_t)per) : comm->dp.nChannels;
   if (want < 1) want = 1;
   return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;

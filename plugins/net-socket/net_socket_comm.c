@@ -28,6 +28,8 @@ net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads) {
   int64_t inlineMax = net_socket_param_int(NET_SOCKET_PARAM_INLINE);
   comm->minChunk = minChunk > 0 ? (size_t)minChunk : 1;
   comm->inlineMax = inlineMax > 0 ? (size_t)inlineMax : 0;
+  int64_t spinUs = net_socket_param_int(NET_SOCKET_PARAM_HELPER_SPIN);
+  comm->helperSpinNs = spinUs > 0 ? spinUs * 1000 : 0;
   if (nSocks > 0) {
     comm->data = calloc((size_t)nSocks, sizeof(*comm->data));
     comm->helpers = calloc((size_t)comm->nThreads, sizeof(*comm->helpers));

@@ -88,6 +88,7 @@ typedef struct net_socket_comm {
   int nThreads;
   size_t minChunk;
   size_t inlineMax;
+  int64_t helperSpinNs;           /* MKCCL_SOCKET_HELPER_SPIN_US, in ns */
   net_socket_data_t* data;        /* nSocks */
   net_socket_helper_t* helpers;   /* nThreads */
   uint32_t nextSock;              /* round-robin position, advanced in message order */

@@ -1,9 +1,14 @@
 /* Helper thread: moves the chunks queued on its data sockets (socket s
  * belongs to helper s % nThreads). Non-blocking sends/receives; when nothing
- * moves it sleeps in poll() on its busy sockets and its eventfd. */
+ * has moved for MKCCL_SOCKET_HELPER_SPIN_US it sleeps in poll() on its busy
+ * sockets and its eventfd. Until then it polls them itself, yielding: a
+ * ring's next step comes within tens of microseconds, and a wake-up from
+ * poll() on every step (eventfd, then data) cost about as much. */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "net_socket_comm.h"
@@ -35,12 +40,19 @@ static int net_socket_helper_socket(net_socket_comm_t* comm, net_socket_data_t* 
   return NET_SOCKET_IDLE;
 }
 
+static int64_t net_socket_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 void* net_socket_helper_main(void* arg) {
   net_socket_helper_t* h = arg;
   net_socket_comm_t* comm = h->comm;
   struct pollfd pfd[NET_SOCKET_MAX_SOCKS + 1];
   int state[NET_SOCKET_MAX_SOCKS];
   int failed = 0;
+  int64_t lastMove = net_socket_now_ns();
   while (!atomic_load(&h->stop)) {
     int moved = 0, np = 0;
     for (int s = h->index; s < comm->nSocks && !failed; s += comm->nThreads) {
@@ -49,7 +61,14 @@ void* net_socket_helper_main(void* arg) {
       if (state[s] == NET_SOCKET_BLOCKED)
         pfd[np++] = (struct pollfd){comm->data[s].fd, comm->isSend ? POLLOUT : POLLIN, 0};
     }
-    if (moved) continue;
+    if (moved) {
+      if (comm->helperSpinNs > 0) lastMove = net_socket_now_ns();
+      continue;
+    }
+    if (!failed && comm->helperSpinNs > 0 && net_socket_now_ns() - lastMove < comm->helperSpinNs) {
+      sched_yield();
+      continue;
+    }
     if (failed) np = 0; /* a dead comm only waits for stop */
     /* Nothing moved: sleep until a blocked socket is ready or a task arrives.
      * `sleeping` is stored before the idle rings are read again (see _push). */
@@ -68,6 +87,7 @@ void* net_socket_helper_main(void* arg) {
       }
     }
     atomic_store(&h->sleeping, 0);
+    if (comm->helperSpinNs > 0) lastMove = net_socket_now_ns(); /* woken: the next task is near */
   }
   return NULL;
 }

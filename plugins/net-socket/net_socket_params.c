@@ -12,6 +12,9 @@ static const mkcclParamDecl_v1 net_socket_param_decls[] = {
      "Data sockets per helper thread (-2: detect from the NIC vendor; total capped at 64)"},
     {NET_SOCKET_PARAM_NTHREADS, MKCCL_PARAM_INT64, "-2",
      "Helper threads per connection, 0..16 (-2: detect from the NIC vendor, else 2 with 16+ CPUs; 0: the caller of test moves all data)"},
+    {NET_SOCKET_PARAM_HELPER_SPIN, MKCCL_PARAM_INT64, "100",
+     "Microseconds a helper thread keeps polling its sockets (yielding) after data last moved, before it sleeps "
+     "in poll() (0: sleep at once)"},
     {NET_SOCKET_PARAM_MIN_TASKSIZE, MKCCL_PARAM_INT64, "65536",
      "Smallest chunk a message is split into across the data sockets (bytes)"},
     {NET_SOCKET_PARAM_INLINE, MKCCL_PARAM_INT64, "128",
