@@ -261,6 +261,51 @@ int netcheck_inflight_b(netcheck_role_t* r) {
   return ok ? 0 : -1;
 }
 
+/* ---- series of single messages, one in flight at a time ----
+ * Message i has 100 + i bytes and tags[i]; A posts each receive once the
+ * one before it completed, B sends each once the one before it completed. */
+#define NC_SERIES_CAP 8192
+
+static int nc_recv_series(netcheck_role_t* r, void* rc, const int* tags, int n, uint32_t seed, const char* check,
+                          const char* what) {
+  uint8_t* buf = nc_alloc(NC_SERIES_CAP);
+  void* mh = NULL;
+  int ok = nc_reg(r, rc, buf, NC_SERIES_CAP, &mh) == 0;
+  for (int i = 0; ok && i < n; i++) {
+    void* data = buf;
+    size_t want = NC_SERIES_CAP;
+    int tag = tags[i], got = -1;
+    void* req = NULL;
+    ncclResult_t res = netcheck_irecv(r, rc, 1, &data, &want, &tag, &mh, &req);
+    int w = res == ncclSuccess ? netcheck_wait(r, req, &got, &res) : 1;
+    if (w != 0)
+      ok = netcheck_check(r, 0, check, "message %d of %d (tag %d): %s %d", i, n, tag, w < 0 ? "timeout" : "error",
+                          (int)res);
+    else if (got != 100 + i || netcheck_verify(buf, (size_t)got, seed + (uint32_t)i) >= 0)
+      ok = netcheck_check(r, 0, check, "message %d (tag %d): %d bytes or data wrong", i, tag, got);
+  }
+  if (ok) netcheck_check(r, 1, check, "%d messages %s", n, what);
+  if (mh) r->plugin.net->deregMr(rc, mh);
+  free(buf);
+  return ok;
+}
+
+static int nc_send_series(netcheck_role_t* r, void* sc, const int* tags, int n, uint32_t seed) {
+  uint8_t* buf = nc_alloc(NC_SERIES_CAP);
+  void* mh = NULL;
+  int ok = nc_reg(r, sc, buf, NC_SERIES_CAP, &mh) == 0;
+  for (int i = 0; ok && i < n; i++) {
+    netcheck_fill(buf, 100 + (size_t)i, seed + (uint32_t)i);
+    void* req = NULL;
+    ncclResult_t res = netcheck_isend(r, sc, buf, 100 + (size_t)i, tags[i], mh, &req);
+    int w = res == ncclSuccess ? netcheck_wait(r, req, NULL, &res) : 1;
+    if (w != 0) ok = netcheck_check(r, 0, "send", "message %d: %s %d", i, w < 0 ? "timeout" : "error", (int)res);
+  }
+  if (mh) r->plugin.net->deregMr(sc, mh);
+  free(buf);
+  return ok;
+}
+
 /* ---- tags: single receives, the tag of each message posted in order ---- */
 static const int nc_tags[] = {0, 5, 9, 5, 2, 1 << 30, 77, 5};
 #define NC_NTAGS (int)(sizeof(nc_tags) / sizeof(nc_tags[0]))
@@ -268,43 +313,16 @@ static const int nc_tags[] = {0, 5, 9, 5, 2, 1 << 30, 77, 5};
 int netcheck_tags_a(netcheck_role_t* r) {
   void* rc = NULL;
   if (netcheck_pair_accept(r, &rc) != 0) return -1;
-  uint8_t* buf = nc_alloc(8192);
-  void* mh = NULL;
-  int ok = nc_reg(r, rc, buf, 8192, &mh) == 0;
-  for (int i = 0; ok && i < NC_NTAGS; i++) {
-    void* data = buf;
-    size_t want = 8192;
-    int tag = nc_tags[i], got = -1;
-    void* req = NULL;
-    ncclResult_t res = netcheck_irecv(r, rc, 1, &data, &want, &tag, &mh, &req);
-    int w = res == ncclSuccess ? netcheck_wait(r, req, &got, &res) : 1;
-    if (w != 0) ok = netcheck_check(r, 0, "single", "message %d (tag %d): %s %d", i, tag, w < 0 ? "timeout" : "error", (int)res);
-    else if (got != 100 + i || netcheck_verify(buf, (size_t)got, 900u + (uint32_t)i) >= 0)
-      ok = netcheck_check(r, 0, "single", "message %d (tag %d): %d bytes or data wrong", i, tag, got);
-  }
-  if (ok) netcheck_check(r, 1, "single", "%d messages with varied tags matched", NC_NTAGS);
-  if (mh) r->plugin.net->deregMr(rc, mh);
+  int ok = nc_recv_series(r, rc, nc_tags, NC_NTAGS, 900u, "single", "with varied tags matched");
   r->plugin.net->closeRecv(rc);
-  free(buf);
   return ok ? 0 : -1;
 }
 
 int netcheck_tags_b(netcheck_role_t* r) {
   void* sc = NULL;
   if (netcheck_pair_connect(r, &sc) != 0) return -1;
-  uint8_t* buf = nc_alloc(8192);
-  void* mh = NULL;
-  int ok = nc_reg(r, sc, buf, 8192, &mh) == 0;
-  for (int i = 0; ok && i < NC_NTAGS; i++) {
-    netcheck_fill(buf, 100 + (size_t)i, 900u + (uint32_t)i);
-    void* req = NULL;
-    ncclResult_t res = netcheck_isend(r, sc, buf, 100 + (size_t)i, nc_tags[i], mh, &req);
-    int w = res == ncclSuccess ? netcheck_wait(r, req, NULL, &res) : 1;
-    if (w != 0) ok = netcheck_check(r, 0, "send", "message %d: %s %d", i, w < 0 ? "timeout" : "error", (int)res);
-  }
-  if (mh) r->plugin.net->deregMr(sc, mh);
+  int ok = nc_send_series(r, sc, nc_tags, NC_NTAGS, 900u);
   r->plugin.net->closeSend(sc);
-  free(buf);
   return ok ? 0 : -1;
 }
 
@@ -316,57 +334,27 @@ int netcheck_tags_b(netcheck_role_t* r) {
  * plugin whose sends wait for the receive (RDMA into posted buffers) just
  * makes B wait for A. Every message is small: a provider sends those eagerly
  * (a large one would make B wait for A's receive and hide the loss). */
-#define NC_LATE_N 8
+static const int nc_late_tags[] = {7, 7, 7, 7, 7, 7, 7, 7};
+#define NC_LATE_N (int)(sizeof(nc_late_tags) / sizeof(nc_late_tags[0]))
 #define NC_LATE_MS 500
-static size_t nc_late_size(int i) { return 100 + (size_t)i; }
 
 int netcheck_close_after_send_a(netcheck_role_t* r) {
   void* rc = NULL;
   if (netcheck_pair_accept(r, &rc) != 0) return -1;
-  size_t cap = 65536 + 64;
-  uint8_t* buf = nc_alloc(cap);
-  void* mh = NULL;
-  int ok = nc_reg(r, rc, buf, cap, &mh) == 0;
   int64_t until = netcheck_now_ms() + NC_LATE_MS; /* B sends, closes and exits meanwhile */
   while (netcheck_now_ms() < until) usleep(10000);
-  for (int i = 0; ok && i < NC_LATE_N; i++) {
-    void* data = buf;
-    size_t want = cap;
-    int tag = 7, got = -1;
-    void* req = NULL;
-    ncclResult_t res = netcheck_irecv(r, rc, 1, &data, &want, &tag, &mh, &req);
-    int w = res == ncclSuccess ? netcheck_wait(r, req, &got, &res) : 1;
-    if (w != 0)
-      ok = netcheck_check(r, 0, "late-recv", "message %d of %d, posted after the sender closed: %s %d", i, NC_LATE_N,
-                          w < 0 ? "timeout" : "error", (int)res);
-    else if ((size_t)got != nc_late_size(i) || netcheck_verify(buf, (size_t)got, 700u + (uint32_t)i) >= 0)
-      ok = netcheck_check(r, 0, "late-recv", "message %d: %d bytes or data wrong", i, got);
-  }
-  if (ok) netcheck_check(r, 1, "late-recv", "%d messages received after the sender closed and exited", NC_LATE_N);
-  if (mh) r->plugin.net->deregMr(rc, mh);
+  int ok = nc_recv_series(r, rc, nc_late_tags, NC_LATE_N, 700u, "late-recv",
+                          "received, posted after the sender closed and exited");
   r->plugin.net->closeRecv(rc);
-  free(buf);
   return ok ? 0 : -1;
 }
 
 int netcheck_close_after_send_b(netcheck_role_t* r) {
   void* sc = NULL;
   if (netcheck_pair_connect(r, &sc) != 0) return -1;
-  size_t cap = 65536 + 64;
-  uint8_t* buf = nc_alloc(cap);
-  void* mh = NULL;
-  int ok = nc_reg(r, sc, buf, cap, &mh) == 0;
-  for (int i = 0; ok && i < NC_LATE_N; i++) {
-    netcheck_fill(buf, nc_late_size(i), 700u + (uint32_t)i);
-    void* req = NULL;
-    ncclResult_t res = netcheck_isend(r, sc, buf, nc_late_size(i), 7, mh, &req);
-    int w = res == ncclSuccess ? netcheck_wait(r, req, NULL, &res) : 1;
-    if (w != 0) ok = netcheck_check(r, 0, "send", "message %d: %s %d", i, w < 0 ? "timeout" : "error", (int)res);
-  }
-  if (mh) r->plugin.net->deregMr(sc, mh);
+  int ok = nc_send_series(r, sc, nc_late_tags, NC_LATE_N, 700u);
   ncclResult_t cl = r->plugin.net->closeSend(sc);
   ok &= netcheck_check(r, cl == ncclSuccess, "closeSend", "after %d completed sends: %d", NC_LATE_N, (int)cl);
-  free(buf);
   return ok ? 0 : -1;
 }
 
