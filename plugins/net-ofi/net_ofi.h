@@ -39,8 +39,12 @@
 
 /* ---- logging and parameters (net_ofi_log.c) ---- */
 extern ncclDebugLogger_t net_ofi_logger;
-#define OFI_LOG(level, flags, ...) \
-  do { if (net_ofi_logger) net_ofi_logger(level, flags, __FILE__, __LINE__, "NET/OFI " __VA_ARGS__); } while (0)
+/* The logger is set by every init, while comms of an earlier one may log: atomic. */
+#define OFI_LOG(level, flags, ...)                                                              \
+  do {                                                                                          \
+    ncclDebugLogger_t logger_ = __atomic_load_n(&net_ofi_logger, __ATOMIC_RELAXED);             \
+    if (logger_) logger_(level, flags, __FILE__, __LINE__, "NET/OFI " __VA_ARGS__);             \
+  } while (0)
 #define OFI_WARN(...) OFI_LOG(NCCL_LOG_WARN, NCCL_NET, __VA_ARGS__)
 #define OFI_INFO(flags, ...) OFI_LOG(NCCL_LOG_INFO, flags, __VA_ARGS__)
 int64_t net_ofi_param_int(const char* name);

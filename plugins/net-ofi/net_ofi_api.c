@@ -10,7 +10,7 @@ static int net_ofi_inits;
 
 static ncclResult_t net_ofi_init_common(ncclDebugLogger_t logger) {
   pthread_mutex_lock(&net_ofi_init_lock);
-  if (logger) net_ofi_logger = logger;
+  if (logger) __atomic_store_n(&net_ofi_logger, logger, __ATOMIC_RELAXED);
   net_ofi_params_load();
   ncclResult_t res = net_ofi_nics_discover();
   if (res == ncclSuccess) net_ofi_inits++;

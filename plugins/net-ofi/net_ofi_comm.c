@@ -53,7 +53,8 @@ void net_ofi_comm_stall(net_ofi_comm_t* c) {
   if (!c->stalled) {
     c->stalled = 1;
     clock_gettime(CLOCK_MONOTONIC, &c->stallSince);
-  } else if (net_ofi_elapsed_ms(&c->stallSince) > net_ofi_peer_timeout_ms) {
+  } else if (net_ofi_elapsed_ms(&c->stallSince) >
+             __atomic_load_n(&net_ofi_peer_timeout_ms, __ATOMIC_RELAXED)) {
     net_ofi_comm_fail(c, FI_ETIMEDOUT, "the provider took no operation for MKCCL_OFI_PEER_TIMEOUT_MS");
   }
 }
@@ -118,11 +119,11 @@ void net_ofi_op_done(net_ofi_op_t* op, int err, size_t len) {
 void net_ofi_comm_probe(net_ofi_comm_t* c) {
   if (c->failed) return;
   if (c->probe.inFlight) {
-    if (net_ofi_elapsed_ms(&c->probeSince) > net_ofi_peer_timeout_ms)
+    if (net_ofi_elapsed_ms(&c->probeSince) > __atomic_load_n(&net_ofi_peer_timeout_ms, __ATOMIC_RELAXED))
       net_ofi_comm_fail(c, FI_ETIMEDOUT, "a probe did not complete within MKCCL_OFI_PEER_TIMEOUT_MS");
     return;
   }
-  int64_t ms = net_ofi_probe_ms;
+  int64_t ms = __atomic_load_n(&net_ofi_probe_ms, __ATOMIC_RELAXED);
   if (ms <= 0 || net_ofi_elapsed_ms(&c->lastDone) < ms) return;
   net_ofi_dev_t* d = c->hdr.dev;
   int rc = (int)fi_tsend(d->ep, NULL, 0, NULL, c->peer, net_ofi_ctrl_tag(d->nic, OFI_CTRL_PROBE, 0), &c->probe.fctx);

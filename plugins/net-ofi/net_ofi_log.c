@@ -25,9 +25,11 @@ const char* net_ofi_param_str(const char* name) { return plugin_param_str(&net_o
 
 int64_t net_ofi_probe_ms = 500, net_ofi_peer_timeout_ms = 10000;
 
+/* Every init reads them again, while comms of an earlier init may be in
+ * test() on the proxy thread: atomic, so that read is no race. */
 void net_ofi_params_load(void) {
-  net_ofi_probe_ms = net_ofi_param_int("MKCCL_OFI_PROBE_MS");
-  net_ofi_peer_timeout_ms = net_ofi_param_int("MKCCL_OFI_PEER_TIMEOUT_MS");
+  __atomic_store_n(&net_ofi_probe_ms, net_ofi_param_int("MKCCL_OFI_PROBE_MS"), __ATOMIC_RELAXED);
+  __atomic_store_n(&net_ofi_peer_timeout_ms, net_ofi_param_int("MKCCL_OFI_PEER_TIMEOUT_MS"), __ATOMIC_RELAXED);
 }
 
 static void net_ofi_bind(const mkcclServices_v1* services) { net_ofi_params.services = services; }
