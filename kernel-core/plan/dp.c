@@ -106,8 +106,9 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   /* Host rings over sockets want bigger steps per channel than over shared
    * memory, counted per rank (what one ring step moves): on 32 cores, once
    * net-socket's helpers poll before they sleep, a 1 MB AllReduce ran best
-   * on one channel with 4 ranks (3.4 to 4.3 GB/s; two: 1.5 to 2.7) and on
-   * two with 2 ranks (5.3 to 5.8; one: 3.6 to 4.0), docs/PERFORMANCE.md. */
+   * on one channel with 4 ranks (3.39 and 3.88 GB/s; two: 1.48 and 1.74)
+   * and on two with 2 ranks (5.25 and 5.78; one: 3.55 and 3.95), one
+   * call, docs/PERFORMANCE.md. */
   int hostNet = dp_host_net(comm);
   dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
                                   : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"

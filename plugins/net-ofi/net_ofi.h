@@ -96,7 +96,6 @@ typedef struct {
   int hmem;                /* FI_HMEM with CUDA usable */
   int rma;                 /* FI_RMA: flush by a read of our own buffer */
   int tagBits;             /* tag bits the provider matches (B above) */
-  int deliveryComplete;    /* sends complete once matched at the peer */
 } net_ofi_nic_t;
 
 /* The tag layout above, for a NIC's tag width. */

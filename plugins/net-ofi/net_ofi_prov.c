@@ -135,7 +135,6 @@ static void net_ofi_nic_add(const char* prov, const char* dom) {
   n->hmem = hmem;
   n->rma = hmem;
   n->tagBits = net_ofi_tag_bits(fi);
-  n->deliveryComplete = dc;
   OFI_INFO(NCCL_INIT | NCCL_NET, "device %d: %s provider %s fabric %s, %d tag bits, sends complete %s%s", net_ofi_nnics,
            n->name, fi->fabric_attr->prov_name, fi->fabric_attr->name, n->tagBits,
            dc ? "when matched at the peer" : "when sent (the provider offers no FI_DELIVERY_COMPLETE)",
