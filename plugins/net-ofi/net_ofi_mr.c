@@ -66,6 +66,8 @@ ncclResult_t net_ofi_mr_register(net_ofi_dev_t* d, void* data, size_t size, int 
     }
   }
   mr->desc = fi_mr_desc(mr->mr);
+  OFI_LOG(NCCL_LOG_TRACE, NCCL_NET, "%s: registered %p (%zu bytes%s), key %llu", d->nic->name, data, size,
+          cuda ? ", CUDA" : "", (unsigned long long)fi_mr_key(mr->mr));
   *out = mr;
   return ncclSuccess;
 }
