@@ -77,8 +77,10 @@ static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
     if (share < best) best = share;
   }
   best = best < 1 ? 1 : best;
-  MK_INFO(NCCL_INIT, "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host over %lld thread(s) "
-          "a channel keeps busy", (long long)best, (long long)threads);
+  MK_INFO(NCCL_INIT,
+          "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host over %lld thread(s) "
+          "a channel keeps busy",
+          (long long)best, (long long)threads);
   return best;
 }
 

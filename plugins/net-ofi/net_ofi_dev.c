@@ -25,8 +25,8 @@ uint32_t net_ofi_dev_new_id(net_ofi_dev_t* d) {
 static ncclResult_t net_ofi_probe_post(net_ofi_dev_t* d) {
   d->probeRecv.kind = OFI_OP_PROBE_RECV;
   d->probeRecv.owner = d;
-  int rc = (int)fi_trecv(d->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, net_ofi_ctrl_tag(d->nic, OFI_CTRL_PROBE, 0), 0xffffffffULL,
-                         &d->probeRecv.fctx);
+  uint64_t tag = net_ofi_ctrl_tag(d->nic, OFI_CTRL_PROBE, 0);
+  int rc = (int)fi_trecv(d->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, tag, 0xffffffffULL, &d->probeRecv.fctx);
   if (rc == -FI_EAGAIN) return ncclSuccess; /* re-posted on the next progress */
   if (rc != 0) {
     OFI_WARN("%s: posting the probe receive failed: %s", d->nic->name, fi_strerror(-rc));

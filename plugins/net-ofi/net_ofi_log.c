@@ -16,9 +16,9 @@ static const mkcclParamDecl_v1 net_ofi_param_decls[] = {
     {"MKCCL_OFI_LOOPBACK", MKCCL_PARAM_INT64, "0",
      "1: list loopback domains (lo) as devices even when other domains exist"},
     {"MKCCL_OFI_MR_MODE_ADD", MKCCL_PARAM_INT64, "0",
-     "mr_mode bits handled as if the provider asked for them: FI_MR_LOCAL (4) registers every buffer and passes "
-     "its descriptor, FI_MR_ENDPOINT (512) binds each region to the endpoint (checks those paths on providers that "
-     "need neither)"},
+     "mr_mode bits handled as if the provider asked for them, to run those paths on a provider that needs neither: "
+     "FI_MR_LOCAL (4) registers every buffer and passes its descriptor, FI_MR_ENDPOINT (512) binds each region "
+     "to the endpoint (tcp refuses that binding: every listen then fails)"},
 };
 
 static plugin_params_t net_ofi_params = {NULL, net_ofi_param_decls,
