@@ -185,11 +185,13 @@ static ncclResult_t host_prims_ll_send(host_prims_t* p, host_conn_t* c, steps_sh
   if (host_prims_wait_send(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
   uint64_t* w = host_prims_ll_words(c, step);
   uint64_t flag = (uint64_t)(uint32_t)(step + 1) << 32;
-  for (size_t k = 0; 4 * k < bytes; k++) {
-    uint32_t d = 0;
-    memcpy(&d, data + 4 * k, bytes - 4 * k < 4 ? bytes - 4 * k : 4);
-    __atomic_store_n(&w[k], flag | d, __ATOMIC_RELAXED);
-  }
+  /* The words are made first and stored back to back: a byte copy between
+   * two stores to the line waited behind the first one's fetch of the line
+   * (the reader holds it), and the reader took it back in between. */
+  uint32_t d[HOST_LL_DATA_MAX / 4] = {0};
+  memcpy(d, data, bytes);
+  size_t nWords = (bytes + 3) / 4;
+  for (size_t k = 0; k < nWords; k++) __atomic_store_n(&w[k], flag | d[k], __ATOMIC_RELAXED);
   host_prims_slice_publish(c, s, (int64_t)bytes);
   return ncclSuccess;
 }
