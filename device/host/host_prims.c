@@ -178,9 +178,10 @@ static uint64_t* host_prims_ll_words(const host_conn_t* c, uint64_t step) {
   return (uint64_t*)(i->buffs[MKCCL_PROTO_LL] + (size_t)conn_fifo_slot(step) * (size_t)i->stepSize[MKCCL_PROTO_LL]);
 }
 
-/* Send `bytes` (<= HOST_LL_DATA_MAX) as this step's line once the slot is
- * free; the tail moves too, so the step counters stay what Simple expects. */
-static ncclResult_t host_prims_ll_send(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char* data, size_t bytes) {
+/* Write `bytes` (<= HOST_LL_DATA_MAX) as this step's line once the slot is
+ * free. The caller then publishes the step (host_prims_slice_publish), so
+ * the tail and the step counters stay what Simple expects. */
+static ncclResult_t host_prims_ll_write(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char* data, size_t bytes) {
   uint64_t step = *c->step;
   if (host_prims_wait_send(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
   uint64_t* w = host_prims_ll_words(c, step);
@@ -192,7 +193,6 @@ static ncclResult_t host_prims_ll_send(host_prims_t* p, host_conn_t* c, steps_sh
   memcpy(d, data, bytes);
   size_t nWords = (bytes + 3) / 4;
   for (size_t k = 0; k < nWords; k++) __atomic_store_n(&w[k], flag | d[k], __ATOMIC_RELAXED);
-  host_prims_slice_publish(c, s, (int64_t)bytes);
   return ncclSuccess;
 }
 
@@ -222,6 +222,7 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
    * a line where it has them (small inputs), else its slot. */
   uint64_t mineBuf[HOST_LL_DATA_MAX / 8], inBuf[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 8];
   const char* mine = NULL;
+  int lineSent[HOST_PRIMS_MAX_PEERS];
   for (int i = 0; i < p->nSend; i++) {
     host_conn_t* c = &p->send[i];
     char* out = (char*)mineBuf;
@@ -233,8 +234,9 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
     } else if (!ll) {
       memcpy(out, mine, bytes);
     }
+    lineSent[i] = ll;
     if (ll)
-      MK_CHECK(host_prims_ll_send(p, c, s, mine, bytes));
+      MK_CHECK(host_prims_ll_write(p, c, s, mine, bytes));
     else
       host_prims_slice_publish(c, s, (int64_t)bytes);
   }
@@ -253,6 +255,14 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
       MK_CHECK(host_prims_slice_in(p, &p->recv[r], s, &in[i]));
     }
   }
+  /* The lines' tails move only now. A line needs no tail to be read (its
+   * flags say it is there); the tail's store is a full barrier, which made
+   * this rank wait for its line's write to reach the peer before it began
+   * to read; now it waits for the peer's line instead. A peer asleep on the
+   * tail wakes now: nothing here waited on it, since every rank writes all
+   * its lines before it reads any. */
+  for (int i = 0; i < p->nSend; i++)
+    if (lineSent[i]) host_prims_slice_publish(&p->send[i], s, (int64_t)bytes);
   /* All inputs are pre-multiplied: fold them left to right; the last fold is final. */
   host_redop_t fold = host_prims_fold_op(&p->redop);
   int total = p->nRecv + 1;

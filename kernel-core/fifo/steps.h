@@ -32,7 +32,11 @@ MK_HD int64_t steps_slice_bytes(steps_shape_t s) { return (int64_t)s.sliceSteps 
 
 /* First step of a new operation: previous end rounded up to chunkSteps. */
 MK_HD uint64_t steps_op_base(uint64_t connStep, int chunkSteps) {
-  return MK_ROUND_UP(connStep, (uint64_t)chunkSteps);
+  /* Chunks of 1, 2 or 4 steps: a mask, not a 64-bit division on every
+   * operation's start (a visible share of a small host collective). */
+  uint64_t c = (uint64_t)chunkSteps;
+  if ((c & (c - 1)) == 0) return (connStep + c - 1) & ~(c - 1);
+  return MK_ROUND_UP(connStep, c);
 }
 
 /* Bytes per slice for a chunk of `chunkBytes`: a full slice, or for a small

@@ -162,9 +162,10 @@ static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipe
   w->nChannels = (uint8_t)choice.nChannels;
   comm->dp.algoCount[algo]++;
   plan_profile_coll_start(comm, pp->profGroup, t, w);
+  if (algo == MK_ALGO_FLAT) return plan_flat_proxy(comm, w, pp);
+  /* A 64-bit division: only where the loops are counted (not FLAT's one step). */
   int64_t nLoops = sched_nloops((int64_t)t->count, chunkElems, w->nChannels, blocks);
   if (algo == MK_ALGO_TREE) return plan_tree_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);
-  if (algo == MK_ALGO_FLAT) return plan_flat_proxy(comm, w, pp);
   return plan_ring_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);
 }
 
