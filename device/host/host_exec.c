@@ -232,6 +232,14 @@ ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n) {
   return res;
 }
 
+ncclResult_t host_exec_run_here(host_exec_t* ex, const mk_work_t* w) {
+  if (w->channelLo != 0 || w->nChannels != 1) return host_exec_run(ex, w, 1);
+  void* kch = host_exec_kernel_ch_start(ex->cfg.profile, w, 0);
+  ncclResult_t res = host_coll_run(&ex->cfg.channels[0], w, ex->cfg.rank, ex->cfg.nRanks, ex->cfg.abortFlag);
+  if (kch) profile_kernel_ch_stop(ex->cfg.profile, kch, host_exec_timer());
+  return res;
+}
+
 void host_exec_destroy(host_exec_t* ex) {
   if (!ex) return;
   pthread_mutex_lock(&ex->lock);

@@ -28,6 +28,10 @@ typedef struct {
 ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out);
 /* Run `n` items (in order, each on its channel range); blocks until done. */
 ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n);
+/* Run one item on the calling thread at once, without the work FIFO. Only
+ * for an item on channel 0 alone (the caller's): between runs no channel
+ * has work queued, so nothing can come before it. Others: host_exec_run. */
+ncclResult_t host_exec_run_here(host_exec_t* ex, const mk_work_t* w);
 void host_exec_destroy(host_exec_t* ex);
 
 /* One item on one channel (host_coll.c). */

@@ -34,8 +34,12 @@ static ncclResult_t coll_check_root(ncclComm_t comm, const char* fn, const char*
   return ncclSuccess;
 }
 
-/* Queue in the current group, or run as a group of one. */
-static ncclResult_t coll_submit(ncclComm_t comm, const plan_task_t* t) {
+/* Queue in the current group, or run as a group of one (a small host
+ * AllReduce alone runs at once: plan_alone.c). */
+static ncclResult_t coll_submit(ncclComm_t comm, plan_task_t* t) {
+  int ran;
+  ncclResult_t alone = plan_alone_run(comm, t, &ran);
+  if (ran || alone != ncclSuccess) return alone;
   MK_CHECK(plan_group_start());
   ncclResult_t res = plan_task_enqueue(comm, t);
   ncclResult_t end = plan_group_end();

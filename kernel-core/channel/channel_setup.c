@@ -145,8 +145,15 @@ static ncclResult_t channel_connect_flat(struct ncclComm* comm) {
     if (r != comm->rank) n += channel_tree_reqs(&dp->channels[0], r, reqs + n);
   ncclResult_t res = transport_connect(comm, reqs, n);
   free(reqs);
-  if (res == ncclSuccess) dp->flatConnected = 1;
-  return res;
+  if (res != ncclSuccess) return res;
+  dp->flatConnected = 1;
+  dp->flatNoProxy = 1;
+  for (int r = 0; r < comm->nRanks; r++) {
+    if (r == comm->rank) continue;
+    const channel_peer_t* p = &dp->channels[0].peers[r];
+    if (p->send[MK_CONN_COLL].needsProxy || p->recv[MK_CONN_COLL].needsProxy) dp->flatNoProxy = 0;
+  }
+  return ncclSuccess;
 }
 
 int channel_algo_connected(const struct ncclComm* comm, int algo, int coll, int root) {
@@ -180,6 +187,7 @@ void channel_free_all(struct ncclComm* comm) {
   dp->nChannels = 0;
   dp->treesConnected = 0;
   dp->flatConnected = 0;
+  dp->flatNoProxy = 0;
   free(dp->rootTreesConnected);
   dp->rootTreesConnected = NULL;
   free(dp->ringOrder);

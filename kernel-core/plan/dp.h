@@ -21,9 +21,11 @@ typedef struct dp_state {
   int* ringOrder;          /* [nRanks] ring order shared by the channels */
   int treesConnected;      /* channel_connect_trees ran */
   int flatConnected;       /* channel_connect_flat ran */
+  int flatNoProxy;         /* and none of its connections needs the proxy (plan_alone.c) */
   int64_t flatMaxBytes;    /* MKCCL_FLAT_MAX_BYTES; 0 with NCCL_ALGO or NCCL_PROTO set, or on GPUs */
   uint8_t* rootTreesConnected; /* [nRanks] channel_connect_rooted_trees ran for that root */
   uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
+  uint64_t aloneCount;     /* of those, run at once outside any group (plan_alone.c), for tests */
   mkcclPeer_v1* peers;     /* [nRanks] as transports see them */
   transport_set_t transports;
   int transportsReady;

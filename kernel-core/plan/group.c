@@ -11,19 +11,16 @@
 #include "plan/plan_proxy.h"
 #include "plan/task.h"
 
-/* Initial-exec: read without a __tls_get_addr call on every operation (the
- * few bytes come from glibc's static TLS reserve when dlopen loads us). */
-#define GROUP_TLS __thread __attribute__((tls_model("initial-exec")))
-static GROUP_TLS int group_depth;
-static GROUP_TLS struct ncclComm* group_comms; /* comms with queued tasks, linked via groupNext */
-static GROUP_TLS ncclResult_t group_error;     /* first error seen while queueing */
+static __thread int group_depth;
+static __thread struct ncclComm* group_comms; /* comms with queued tasks, linked via groupNext */
+static __thread ncclResult_t group_error;     /* first error seen while queueing */
 
 /* Tasks freed by this thread's last groups, reused by its next calls: a
  * malloc/free pair per operation is a large share of a small host
  * collective. Bounded; what is cached at thread exit stays reachable. */
 #define TASK_CACHE_MAX 64
-static GROUP_TLS plan_task_t* task_cache;
-static GROUP_TLS int task_cache_n;
+static __thread plan_task_t* task_cache;
+static __thread int task_cache_n;
 
 static plan_task_t* task_alloc(void) {
   plan_task_t* t = task_cache;

@@ -134,20 +134,11 @@ int plan_connected(struct ncclComm* comm, plan_task_list_t* tasks) {
   return 1;
 }
 
-static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipeOps, mk_work_t* w, plan_proxy_t* pp) {
-  size_t ts = host_type_size(t->type);
-  int N = comm->nRanks;
-  MK_CHECK(plan_task_tune(comm, t, numPipeOps));
+void plan_coll_work(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w) {
   const plan_choice_t choice = t->choice;
-  int algo = choice.algo;
-  MK_CHECK(channel_connect_algo(comm, algo, t->coll, t->root));
-  int chunkSteps, sliceSteps;
-  mk_coll_shape_proto(t->coll, algo, choice.proto, &chunkSteps, &sliceSteps);
-  int64_t chunkElems = choice.chunkBytes / (int64_t)ts;
-  int blocks = t->coll == MK_COLL_ALLREDUCE && algo == MK_ALGO_RING ? N : 1;
   memset(w, 0, sizeof(*w));
   w->coll = (uint8_t)t->coll;
-  w->algo = (uint8_t)algo;
+  w->algo = (uint8_t)choice.algo;
   w->proto = (uint8_t)choice.proto;
   w->type = (uint8_t)t->type;
   w->op = (uint8_t)t->op;
@@ -160,7 +151,21 @@ static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipe
   w->opCount = comm->dp.opCount++;
   w->channelLo = 0;
   w->nChannels = (uint8_t)choice.nChannels;
-  comm->dp.algoCount[algo]++;
+  comm->dp.algoCount[choice.algo]++;
+}
+
+static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipeOps, mk_work_t* w, plan_proxy_t* pp) {
+  size_t ts = host_type_size(t->type);
+  int N = comm->nRanks;
+  MK_CHECK(plan_task_tune(comm, t, numPipeOps));
+  const plan_choice_t choice = t->choice;
+  int algo = choice.algo;
+  MK_CHECK(channel_connect_algo(comm, algo, t->coll, t->root));
+  int chunkSteps, sliceSteps;
+  mk_coll_shape_proto(t->coll, algo, choice.proto, &chunkSteps, &sliceSteps);
+  int64_t chunkElems = choice.chunkBytes / (int64_t)ts;
+  int blocks = t->coll == MK_COLL_ALLREDUCE && algo == MK_ALGO_RING ? N : 1;
+  plan_coll_work(comm, t, w);
   plan_profile_coll_start(comm, pp->profGroup, t, w);
   if (algo == MK_ALGO_FLAT) return plan_flat_proxy(comm, w, pp);
   /* A 64-bit division: only where the loops are counted (not FLAT's one step). */
@@ -189,6 +194,13 @@ static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, 
     MK_CHECK(gpu_exec_launch(comm->dp.gpuExec, works + i, m, plan_channels_used(works + i, m), stream, captured));
   }
   return ncclSuccess;
+}
+
+ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res) {
+  ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
+  return MK_FAIL(proxyRes != ncclSuccess ? proxyRes : res, "Rank %d: collective failed: %s", comm->rank,
+                 proxyRes != ncclSuccess ? "a network peer failed (proxy error)"
+                                         : "aborted (ncclCommAbort, a failed peer, or MKCCL_TIMEOUT)");
 }
 
 /* All tasks of a communicator in a group share one stream (GPU). */
@@ -266,13 +278,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   void* launch = plan_profile_launch_start(comm, stream);
   res = plan_execute(comm, works, nWorks, stream, capturing);
   profile_event_stop(&comm->profile, launch);
-  if (res != ncclSuccess) {
-    ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
-    res = MK_FAIL(proxyRes != ncclSuccess ? proxyRes : res,
-                  "Rank %d: collective failed: %s", comm->rank,
-                  proxyRes != ncclSuccess ? "a network peer failed (proxy error)"
-                                            : "aborted (ncclCommAbort, a failed peer, or MKCCL_TIMEOUT)");
-  }
+  if (res != ncclSuccess) res = plan_exec_failed(comm, res);
 out:
   plan_profile_stop(comm, works, nWorks, pp.profGroup);
   plan_proxy_discard(&pp);

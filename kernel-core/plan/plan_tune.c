@@ -122,15 +122,18 @@ static int64_t plan_chain_chunk(const struct ncclComm* comm, const plan_task_t* 
   return chunk;
 }
 
+int plan_tune_flat(struct ncclComm* comm, const plan_task_t* t, plan_choice_t* out) {
+  if (!plan_flat_fits(comm, t)) return 0;
+  *out = (plan_choice_t){MK_ALGO_FLAT, MK_PROTO_SIMPLE, 1, comm->dp.buffSize / MKCCL_STEPS, -1.0f};
+  MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat proto simple (MKCCL_FLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
+          t->count * host_type_size(t->type), (long long)comm->dp.flatMaxBytes, comm->rank,
+          (unsigned long long)comm->dp.opCount);
+  return 1;
+}
+
 ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
                             plan_choice_t* out) {
-  if (plan_flat_fits(comm, t)) {
-    *out = (plan_choice_t){MK_ALGO_FLAT, MK_PROTO_SIMPLE, 1, comm->dp.buffSize / MKCCL_STEPS, -1.0f};
-    MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat proto simple (MKCCL_FLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
-            t->count * host_type_size(t->type), (long long)comm->dp.flatMaxBytes, comm->rank,
-            (unsigned long long)comm->dp.opCount);
-    return ncclSuccess;
-  }
+  if (plan_tune_flat(comm, t, out)) return ncclSuccess;
   size_t bytes = plan_tune_bytes(comm, t);
   if (plan_gpu_ll_fits(comm, bytes)) {
     int64_t chunk = plan_chunk_max(comm, t->coll, MK_ALGO_RING, MK_PROTO_LL);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device/common/work.h"
 #include "nccl.h"
 
 typedef enum { TASK_COLL = 0, TASK_SEND, TASK_RECV } task_kind_t;
@@ -63,6 +64,19 @@ int plan_group_depth(void);
 /* Plan and run everything queued on comm: host collectives complete here,
  * GPU ones are queued on the stream. */
 ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks);
+
+/* A collective task's work item, from its tuned choice (plan_host.c):
+ * counts the operation (opCount, algoCount). */
+void plan_coll_work(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w);
+/* What a failed run returns: the proxy's error if it has one (a network
+ * peer failed), else res; the last-error text says which. */
+ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res);
+
+/* A collective called outside any group on a host communicator, which
+ * FLAT runs over connections made already that need no proxy, with no
+ * profiler: run here at once (plan_alone.c). *ran is 0 where that does not
+ * hold, and the caller takes the general path. */
+ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran);
 
 /* User reduction operators: turn an ncclRedOp_t into the executor's op
  * (fn: the API call, named in errors). */

@@ -12,6 +12,9 @@
  *    type and op, counts up to a step, in and out of place; every rank
  *    gets the inputs folded in rank order, bit for bit, on data where
  *    another order gives other bits;
+ *  - a FLAT AllReduce called alone runs at once (plan_alone.c) where no
+ *    connection needs the proxy, and gives the bits the general path
+ *    (the same call in a group) gives;
  *  - with no setting a small AllReduce runs FLAT and a large one the ring;
  *    with FLAT off the cost model picks tree for the small one, and the
  *    planner runs what it picked.
@@ -86,9 +89,15 @@ static void check_flat_order(ncclComm_t flat, int rank, int n) {
   enum { COUNT = 97 };
   float in[COUNT], out[COUNT];
   for (size_t i = 0; i < COUNT; i++) in[i] = order_input(rank, i);
-  uint64_t flat0 = flat->dp.algoCount[MK_ALGO_FLAT];
+  uint64_t flat0 = flat->dp.algoCount[MK_ALGO_FLAT], aloneBefore = flat->dp.aloneCount;
   CHECK_NCCL(ncclAllReduce(in, out, COUNT, ncclFloat32, ncclSum, flat, NULL));
   CHECK(flat->dp.algoCount[MK_ALGO_FLAT] == flat0 + 1);
+  /* Ranks of one host over SHM: no FLAT connection needs the proxy, so the
+   * call ran at once; over NET it took the general path. */
+  const char* shmOff = getenv("NCCL_SHM_DISABLE");
+  int overShm = !(shmOff && atoi(shmOff) == 1);
+  CHECK_MSG(flat->dp.flatNoProxy == overShm, "FLAT connections %s the proxy", overShm ? "need" : "do not need");
+  CHECK(flat->dp.aloneCount == aloneBefore + (uint64_t)overShm);
   int orderMatters = 0;
   for (size_t i = 0; i < COUNT; i++) {
     volatile float fwd = order_input(0, i), rev = order_input(n - 1, i);
@@ -99,6 +108,15 @@ static void check_flat_order(ncclComm_t flat, int rank, int n) {
               rank, i, (double)out[i], (double)fwd);
   }
   if (n > 2) CHECK_MSG(orderMatters, "%d ranks: the inputs do not tell one order from another", n);
+  /* The same call in a group takes the general path: the same bits. Alone,
+   * it ran at once, unless a connection needs the proxy (NET). */
+  float grouped[COUNT];
+  uint64_t alone0 = flat->dp.aloneCount;
+  CHECK_NCCL(ncclGroupStart());
+  CHECK_NCCL(ncclAllReduce(in, grouped, COUNT, ncclFloat32, ncclSum, flat, NULL));
+  CHECK_NCCL(ncclGroupEnd());
+  CHECK(flat->dp.aloneCount == alone0 && flat->dp.algoCount[MK_ALGO_FLAT] == flat0 + 2);
+  CHECK(memcmp(grouped, out, sizeof(out)) == 0);
 }
 
 static void check_model_choice(ncclComm_t comm, ncclComm_t noFlat, int n) {
