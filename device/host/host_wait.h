@@ -31,10 +31,6 @@ typedef struct {
  * 8 B AllReduce time (docs/PERFORMANCE.md); with a core each, the data
  * arrives within the spins. */
 #define HOST_WAIT_SPINS 16
-/* Before those, a few plain reloads: a pause lasts up to ~140 cycles, and
- * a word that arrives during one is seen only after it (the small-message
- * path waits once per step for a line written a few hundred ns earlier). */
-#define HOST_WAIT_POLLS 64
 #define HOST_WAIT_YIELDS 4096
 #define HOST_WAIT_SLEEP_NS 1000000L
 
@@ -81,8 +77,6 @@ static inline int host_wait_expired(int64_t* deadline) {
  * then yields, then sleeps on `word` while it is below `target` (its writer
  * wakes sleepers); HOST_WAIT_TIMEOUT once MKCCL_TIMEOUT has passed. */
 static inline int host_wait_backoff(uint32_t spins, int64_t* deadline, volatile uint64_t* word, uint64_t target) {
-  if (spins < HOST_WAIT_POLLS) return HOST_WAIT_OK;
-  spins -= HOST_WAIT_POLLS;
   if (spins < HOST_WAIT_SPINS) {
     host_cpu_relax();
     return HOST_WAIT_OK;
