@@ -90,12 +90,23 @@ static void* host_worker_main(void* arg) {
       cursor = end;
       continue;
     }
-    /* Spin a little (back-to-back collectives), then sleep on the condvar. */
+    /* Poll (pauses, then yields) for MKCCL_HOST_SPIN_US, then sleep on the
+     * condvar. A thread that slept after a few rounds was woken for the next
+     * collective of a busy loop: on the device machines (VMs) a wake-up took
+     * long enough that 4 ranks' 1 MB SHM AllReduce fell from ~4 to ~0.5 GB/s
+     * in some runs (docs/PERFORMANCE.md). */
     host_waiter_t waiter = {0};
     int found = 0;
-    for (int i = 0; i < 2 * HOST_WAIT_SPINS && !found; i++) {
+    int64_t until = 0;
+    for (uint32_t i = 0; !found; i++) {
       found = atomic_load_explicit(&w->target, memory_order_acquire) != cursor;
-      if (!found) host_wait_round(&waiter, ex->cfg.abortFlag);
+      if (found) break;
+      if (i >= 2 * HOST_WAIT_SPINS && i % 64 == 0) {
+        int64_t now = host_wait_now_ns();
+        if (!until) until = now + ex->cfg.spinUs * 1000;
+        if (now >= until) break;
+      }
+      host_wait_round(&waiter, ex->cfg.abortFlag);
     }
     if (found) continue;
     /* sleeping before target, the caller target before sleeping (both

@@ -23,6 +23,7 @@ typedef struct {
   uint32_t fifoBytes;
   struct profile_comm* profile; /* KernelCh events per channel and item (the comm's; may be NULL) */
   int64_t timeoutSec; /* MKCCL_TIMEOUT: a wait on a peer longer than this fails (0: none) */
+  int64_t spinUs;     /* MKCCL_HOST_SPIN_US: an idle channel thread polls this long before it sleeps */
 } host_exec_config_t;
 
 ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out);
