@@ -49,10 +49,7 @@ static void* stuck_main(void* arg) {
 static int rank_main(int rank, int n, void* arg) {
   round_t* r = arg;
   int fds0 = proc_count_fds(), threads0 = proc_count_threads();
-  ncclUniqueId id; /* made after the baseline: rank 0 runs the root until init joins it */
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n); /* made after the baseline: rank 0 runs the root until init joins it */
   float* buf = calloc(COUNT, sizeof(float));
   CHECK(buf);
   CHECK_NCCL(ncclAllReduce(buf, buf, COUNT, ncclFloat, ncclSum, comm, NULL)); /* connections are up */

@@ -62,10 +62,7 @@ static void kill_victim(round_t* r) {
 static int rank_main(int rank, int n, void* arg) {
   round_t* r = arg;
   int fds0 = proc_count_fds(), threads0 = proc_count_threads();
-  ncclUniqueId id; /* made after the baseline: rank 0 runs the root until init joins it */
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n); /* made after the baseline: rank 0 runs the root until init joins it */
   float* buf = calloc(NSENDS * SEND_FLOATS, sizeof(float));
   CHECK(buf);
   CHECK_NCCL(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, NULL));

@@ -51,10 +51,7 @@ static void* killer(void* arg) {
 
 static int rank_main(int rank, int n, void* arg) {
   round_t* r = arg;
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   float* in = malloc(COUNT * sizeof(float));
   float* out = malloc(COUNT * sizeof(float));
   CHECK(in && out);

@@ -11,8 +11,6 @@
 
 #define BIG (1 << 20)
 
-static ncclUniqueId id;
-
 static float simulate_allreduce(ncclComm_t comm, float* in, float* out, size_t count) {
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
   CHECK_NCCL(ncclGroupStart());
@@ -23,9 +21,7 @@ static float simulate_allreduce(ncclComm_t comm, float* in, float* out, size_t c
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   float* in = malloc(BIG * sizeof(float));
   float* out = malloc(BIG * sizeof(float));
   CHECK(in && out);

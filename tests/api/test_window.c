@@ -13,13 +13,9 @@
 
 #define COUNT 4096
 
-static ncclUniqueId id;
-
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   float* buf = malloc(COUNT * sizeof(float));
   CHECK(buf);
   for (int i = 0; i < COUNT; i++) buf[i] = (float)(rank + 1);

@@ -14,4 +14,14 @@ static inline void ranks_unique_id(int rank, ncclUniqueId* id) {
   CHECK(ranks_share(rank, id, sizeof(*id), ranks_make_unique_id) == 0);
 }
 
+/* A rank's usual start: rank 0's id shared, then a communicator of n ranks
+ * (every rank calls it at the same point). */
+static inline ncclComm_t ranks_comm_init(int rank, int n) {
+  ncclUniqueId id;
+  ranks_unique_id(rank, &id);
+  ncclComm_t comm;
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  return comm;
+}
+
 #endif

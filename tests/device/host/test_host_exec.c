@@ -36,10 +36,7 @@ static void fill(int32_t* buf, size_t count, int rank, int32_t base) {
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   int32_t* in = malloc(BIG * sizeof(int32_t));
   int32_t* out = malloc(BIG * sizeof(int32_t));
   int32_t(*gin)[MID] = malloc(12 * sizeof(*gin));

@@ -216,10 +216,7 @@ static void test_init_all(void) {
 /* ---- abort ----------------------------------------------------------------------------------- */
 static int rank_abort_ready(int rank, int n, void* arg) {
   (void)arg;
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   CHECK_NCCL(ncclCommAbort(comm));
   return 0;
 }

@@ -52,10 +52,7 @@ static const char* host_of[6] = {"A", "B", "A", "B", "B", "C"};
 static int rank_hosts(int rank, int n, void* arg) {
   (void)arg;
   setenv("NCCL_HOSTID", host_of[rank], 1);
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   CHECK_EQ_INT(comm->nNodes, 3);
   int wantNode = host_of[rank][0] - 'A';
   CHECK_EQ_INT(comm->node, wantNode);

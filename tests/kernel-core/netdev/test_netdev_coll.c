@@ -29,7 +29,6 @@
 
 static int refused;
 static char tmpdir[256];
-static ncclUniqueId id;
 
 static const plugin_candidate_t* find_candidate(const plugin_candidate_t* c, int n, const char* name) {
   for (int i = 0; i < n; i++)
@@ -72,9 +71,7 @@ static int log_has(const char* needle) {
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   long wrong = coll_matrix_run(comm, rank, n, 1, &coll_mem_host, NULL);
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
   large_allreduce(comm, rank, n);

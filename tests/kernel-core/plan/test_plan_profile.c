@@ -150,10 +150,7 @@ static void check_balanced(const test_report_t* r, int v) {
 
 static int rank_main(int rank, int n, void* arg) {
   scenario_t* sc = arg;
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   test_report_t* r = plan_observe_report(sc->path); /* holds the library past finalize */
   coll_each_run(comm, rank, n, COUNT);
   check_mask_toggle(comm, r);

@@ -100,10 +100,7 @@ static int rank_forced(int rank, int n, void* arg) {
   char host[32];
   snprintf(host, sizeof(host), "plan-tune-node-%d", rank);
   setenv("NCCL_HOSTID", host, 1);
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   test_report_t* r = plan_observe_report(TEST_PROFILER_V6);
   allreduce_checked(comm, rank, n);
   int tree = v % 2; /* what main told the tuner to force */
@@ -134,10 +131,7 @@ static const char rules_b[] =
 
 static int rank_rules(int rank, int n, void* arg) {
   scenario_t* sc = arg;
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   test_report_t* r = plan_observe_report(TEST_PROFILER_V6);
   allreduce_checked(comm, rank, n);
   expect_plan(r, 0, "Ring", 2, 65536);

@@ -77,10 +77,7 @@ static int rank_main(int rank, int n, void* arg) {
     setenv("MKCCL_NET_FAULTY_AT", at, 1);
     setenv("MKCCL_NET_FAULTY_DELAY_MS", "3", 1);
   }
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   int32_t* in = malloc(COUNT * sizeof(int32_t));
   int32_t* out = malloc(COUNT * sizeof(int32_t));
   CHECK(in && out);

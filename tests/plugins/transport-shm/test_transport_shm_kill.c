@@ -30,10 +30,7 @@ typedef struct {
 static int rank_main(int rank, int n, void* arg) {
   shared_t* s = arg;
   s->pid[rank] = (int)getpid();
-  ncclUniqueId id;
-  ranks_unique_id(rank, &id);
-  ncclComm_t comm;
-  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  ncclComm_t comm = ranks_comm_init(rank, n);
   int32_t one = 1, sum = 0;
   CHECK_NCCL(ncclAllReduce(&one, &sum, 1, ncclInt32, ncclSum, comm, NULL));
   CHECK_EQ_INT(sum, 2);
