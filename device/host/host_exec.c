@@ -91,10 +91,11 @@ static void* host_worker_main(void* arg) {
       continue;
     }
     /* Poll (pauses, then yields) for MKCCL_HOST_SPIN_US, then sleep on the
-     * condvar. A thread that slept after a few rounds was woken for the next
-     * collective of a busy loop: on the device machines (VMs) a wake-up took
-     * long enough that 4 ranks' 1 MB SHM AllReduce fell from ~4 to ~0.5 GB/s
-     * in some runs (docs/PERFORMANCE.md). */
+     * condvar. A thread that slept after a few rounds had to be woken for
+     * the next collective of a busy loop; on the device machines (VMs),
+     * 4-rank 1 MB SHM AllReduces ran at a fraction of their bandwidth in
+     * some runs while the threads slept (docs/PERFORMANCE.md, seventh
+     * session, gives the runs). */
     host_waiter_t waiter = {0};
     int found = 0;
     int64_t until = 0;

@@ -8,7 +8,6 @@
  * group, a GPU, a profiler, a first use of FLAT, a connection the proxy
  * drives) takes the general path. */
 #include "base/err.h"
-#include "channel/channel_setup.h"
 #include "comm/comm.h"
 #include "device/host/host_exec.h"
 #include "plan/plan_tune.h"
