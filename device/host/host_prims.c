@@ -222,7 +222,6 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
    * a line where it has them (small inputs), else its slot. */
   uint64_t mineBuf[HOST_LL_DATA_MAX / 8], inBuf[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 8];
   const char* mine = NULL;
-  int lineSent[HOST_PRIMS_MAX_PEERS];
   for (int i = 0; i < p->nSend; i++) {
     host_conn_t* c = &p->send[i];
     char* out = (char*)mineBuf;
@@ -234,7 +233,6 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
     } else if (!ll) {
       memcpy(out, mine, bytes);
     }
-    lineSent[i] = ll;
     if (ll)
       MK_CHECK(host_prims_ll_write(p, c, s, mine, bytes));
     else
@@ -262,7 +260,7 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
    * tail wakes now: nothing here waited on it, since every rank writes all
    * its lines before it reads any. */
   for (int i = 0; i < p->nSend; i++)
-    if (lineSent[i]) host_prims_slice_publish(&p->send[i], s, (int64_t)bytes);
+    if (host_prims_ll_ok(&p->send[i], bytes)) host_prims_slice_publish(&p->send[i], s, (int64_t)bytes);
   /* All inputs are pre-multiplied: fold them left to right; the last fold is final. */
   host_redop_t fold = host_prims_fold_op(&p->redop);
   int total = p->nRecv + 1;

@@ -13,10 +13,11 @@
 #include "plan/plan_tune.h"
 #include "plan/task.h"
 
+/* What FLAT itself needs (an AllReduce of 2 to 8 ranks, its size, no
+ * tuner) plan_tune_flat decides. */
 static int plan_alone_fits(const struct ncclComm* comm, const plan_task_t* t) {
-  return plan_group_depth() == 0 && comm->cudaDev < 0 && comm->nRanks > 1 && t->kind == TASK_COLL &&
-         t->coll == MK_COLL_ALLREDUCE && t->count > 0 && comm->dp.flatConnected && comm->dp.flatNoProxy &&
-         __atomic_load_n(&comm->profile.mask, __ATOMIC_RELAXED) == 0;
+  return plan_group_depth() == 0 && comm->cudaDev < 0 && t->kind == TASK_COLL && t->count > 0 &&
+         comm->dp.flatConnected && comm->dp.flatNoProxy && __atomic_load_n(&comm->profile.mask, __ATOMIC_RELAXED) == 0;
 }
 
 ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran) {

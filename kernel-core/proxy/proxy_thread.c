@@ -99,6 +99,12 @@ static int proxy_nothing_to_do(void) {
          atomic_load(&q->head) == &q->stub && atomic_load(&q->tail) == &q->stub && atomic_load(&q->stub.next) == NULL;
 }
 
+static int64_t proxy_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void* proxy_thread_main(void* arg) {
   (void)arg;
   int64_t threshold = param_int("NCCL_PROXY_IDLE_THRESHOLD");
@@ -122,18 +128,15 @@ static void* proxy_thread_main(void* arg) {
        * sleeping. The next collective of a loop posts within microseconds,
        * and a wake-up from the condvar costs far more on the device
        * machines (VMs). */
-      struct timespec now;
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      int64_t t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+      int64_t t = proxy_now_ns();
       if (!emptySince) emptySince = t;
       if (t - emptySince < spinNs) {
         sched_yield();
         continue;
       }
     }
-    if (active != 0) emptySince = 0;
+    emptySince = 0; /* ops still active, or the polling is over */
     if (active == 0) {
-      emptySince = 0;
       /* Nothing to do: block until an op is posted or we are stopped. */
       pthread_mutex_lock(&proxy.lock);
       atomic_store(&proxy.sleeping, 1);
@@ -197,12 +200,6 @@ int proxy_client_drained(proxy_client_t* client) {
 }
 
 ncclResult_t proxy_client_error(proxy_client_t* client) { return (ncclResult_t)atomic_load(&client->error); }
-
-static int64_t proxy_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what) {
   uint64_t seen = atomic_load_explicit(&client->progress, memory_order_relaxed) +
