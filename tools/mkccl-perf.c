@@ -7,6 +7,8 @@
  * NCCL_COMM_ID. Buffers are host memory. Times are rank 0's averages over
  * -n iterations after -w warm-up ones; bus bandwidth uses nccl-tests'
  * factors; with -c 1 every rank checks its result (#wrong = bad elements).
+ * MKCCL_PERF_SPREAD=1: each iteration also timed alone (synchronized); rank 0
+ * prints the fastest, median and slowest to stderr.
  *
  * Built a second time as mkccl-perf-gpu (-DMKCCL_PERF_GPU): GPU buffers,
  * rank r on GPU r % ndev, launches on a stream and synchronizes it. That
@@ -74,6 +76,30 @@ static double now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* One line per size: the fastest, median and slowest iteration, and how
+ * many took over 4x the median (stalls). Sorts `t`. */
+static void print_spread(size_t bytes, int inPlace, double* t, int n) {
+  if (n < 1) return;
+  qsort(t, (size_t)n, sizeof(*t), cmp_double);
+  double med = t[n / 2], total = 0, slowTime = 0;
+  int slow = 0;
+  for (int i = 0; i < n; i++) {
+    total += t[i];
+    if (t[i] > 4 * med) {
+      slow++;
+      slowTime += t[i];
+    }
+  }
+  fprintf(stderr, "# spread %zu B %s: min %.2f median %.2f max %.2f us; %d of %d over 4x median, %.0f%% of the time\n",
+          bytes, inPlace ? "in-place" : "out-of-place", t[0], med, t[n - 1], slow, n,
+          total > 0 ? 100.0 * slowTime / total : 0.0);
 }
 
 static size_t parse_size(const char* s) {
@@ -269,6 +295,9 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
   size_t sendCount, recvCount;
   buffer_counts(o, count, &sendCount, &recvCount);
   double t[2] = {0, 0}, alg[2], bus[2];
+  /* MKCCL_PERF_SPREAD: time each iteration alone (synchronized) and print
+   * their spread, to tell one stall from a uniformly slow run. */
+  int spread = getenv("MKCCL_PERF_SPREAD") != NULL;
   long wrong[2] = {0, 0};
   for (int inPlace = 0; inPlace < 2; inPlace++) {
     /* In place: the send buffer is (the rank's block of) the receive buffer. */
@@ -288,10 +317,19 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
     for (int w = 0; w < o->warmup; w++)
       if (run_once(o, sb, rb, count) != ncclSuccess) return 1;
     barrier(o);
+    double* each = spread ? malloc(sizeof(double) * (size_t)o->iters) : NULL;
     double t0 = now_us();
-    for (int it = 0; it < o->iters; it++)
+    for (int it = 0; it < o->iters; it++) {
+      double ts0 = each ? now_us() : 0;
       if (run_once(o, sb, rb, count) != ncclSuccess) return 1;
+      if (each) {
+        perf_sync();
+        each[it] = now_us() - ts0;
+      }
+    }
     double issued = now_us();
+    if (each && o->rank == 0) print_spread(count * ts, inPlace, each, o->iters);
+    free(each);
     perf_sync();
     t[inPlace] = (now_us() - t0) / o->iters;
     /* Host-bound or device-bound: what the calls alone cost per iteration. */
