@@ -5,7 +5,8 @@
  * Ranks come from MKCCL_RUN_RANK/MKCCL_RUN_NRANKS (mkccl-run) or Open MPI's
  * OMPI_COMM_WORLD_RANK/SIZE; every rank builds the same unique id from
  * NCCL_COMM_ID. Buffers are host memory. Times are rank 0's averages over
- * -n iterations after -w warm-up ones; bus bandwidth uses nccl-tests'
+ * -n iterations after -w warm-up ones (and, first, -w at the largest and the
+ * smallest size, as nccl-tests); bus bandwidth uses nccl-tests'
  * factors; with -c 1 every rank checks its result (#wrong = bad elements).
  * MKCCL_PERF_SPREAD=1: each iteration also timed alone (synchronized); rank 0
  * prints the fastest, median and slowest to stderr.
@@ -444,6 +445,18 @@ int main(int argc, char** argv) {
     printf("#%11s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "",
            "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   }
+  /* As nccl-tests: warm up at the largest size, then the smallest, before
+   * any size is timed (each size then has its own -w as well). The first
+   * size timed after start-up alone ran at a fraction of its speed in some
+   * 4-rank host runs (docs/PERFORMANCE.md, eighth session). */
+  size_t ends[2] = {o.maxBytes, o.minBytes};
+  for (int e = 0; e < 2; e++)
+    for (int w = 0; w < o.warmup; w++)
+      if (run_once(&o, s, r, count_for_bytes(&o, ends[e])) != ncclSuccess) {
+        fprintf(stderr, "mkccl-perf: rank %d: warm-up %s failed: %s\n", o.rank, coll_names[o.coll], ncclGetLastError(NULL));
+        return 1;
+      }
+  perf_sync();
   int rc = 0, nSizes = 0;
   double busSum = 0;
   for (size_t b = o.minBytes; b <= o.maxBytes; b = (size_t)((double)b * o.factor)) {

@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
     printf("# MPI_Allreduce float sum: %d ranks\n", n);
     printf("#%11s  %12s  %8s  %8s  %6s  %6s\n", "size(B)", "count", "type", "time(us)", "algbw", "busbw");
   }
+  /* As mkccl-perf (and nccl-tests): the largest, then the smallest size first. */
+  size_t ends[2] = {maxB, minB};
+  for (int e = 0; e < 2; e++)
+    for (int w = 0; w < warmup; w++) MPI_Allreduce(s, r, (int)(ends[e] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   for (size_t b = minB; b <= maxB; b = (size_t)(b * factor)) {
     int count = (int)(b / 4);
     for (int w = 0; w < warmup; w++) MPI_Allreduce(s, r, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
