@@ -64,28 +64,35 @@ static int dp_host_net(const struct ncclComm* comm) {
  * over sockets, the helper threads of its two connections, 2 each), so
  * each rank gets the CPUs of its host shared by the ranks there (a process's
  * affinity mask) over the CPUs a channel needs, at most
- * MK_HOST_AUTO_CHANNELS. Every rank computes the minimum over all ranks, so
- * all agree even where hosts differ. On the 2-core VM that is 1; on 32
- * cores, 2 and 4 ranks' SHM AllReduce of 4 MB went from 6.4 and 3.8 GB/s on
- * one channel to 25 with 8; over sockets 4 channels beat 8 (2 ranks, 4 MB:
- * 8.9 against 5.5 GB/s; docs/PERFORMANCE.md).
+ * MK_HOST_AUTO_CHANNELS. On the 2-core VM that is 1; on 32 cores, 2 and 4
+ * ranks' SHM AllReduce of 4 MB went from 6.4 and 3.8 GB/s on one channel to
+ * 25 with 8; over sockets 4 channels beat 8 (2 ranks, 4 MB: 8.9 against
+ * 5.5 GB/s; docs/PERFORMANCE.md).
  * Over shared memory a channel's thread gets two CPUs: its waits spin, and
  * one descheduled thread stalls its ring on every rank. With a thread on
  * every CPU (4 ranks x 8 channels on 32), 4-rank 4 MB runs fell to 2.5 to
  * 3.6 GB/s, most iterations taking 5x the fastest; with 4 channels none did
  * (docs/PERFORMANCE.md, eighth session). */
 #define MK_HOST_AUTO_CHANNELS 8
+int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int net) {
+  int64_t perChannel = net ? 4 : 2;
+  int64_t n = hostRanks > 0 ? cpus / hostRanks / perChannel : 0;
+  return n < 1 ? 1 : n > MK_HOST_AUTO_CHANNELS ? MK_HOST_AUTO_CHANNELS : n;
+}
+
+/* Every rank takes the minimum over all ranks, so all agree even where
+ * hosts differ. */
 static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
-  int64_t best = MK_HOST_AUTO_CHANNELS, threads = dp_host_net(comm) ? 4 : 2;
+  int net = dp_host_net(comm);
+  int64_t best = MK_HOST_AUTO_CHANNELS;
   for (int r = 0; r < comm->nRanks; r++) {
-    int64_t share = comm->peerInfo[r].cpus / comm_peer_host_ranks(comm, r) / threads; /* r counts itself: >= 1 */
-    if (share < best) best = share;
+    int64_t n = dp_host_channels_for(comm->peerInfo[r].cpus, comm_peer_host_ranks(comm, r), net);
+    if (n < best) best = n;
   }
-  best = best < 1 ? 1 : best;
   MK_INFO(NCCL_INIT,
-          "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host over %lld CPU(s) "
-          "a channel needs",
-          (long long)best, (long long)threads);
+          "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host over the %d a channel "
+          "needs",
+          (long long)best, net ? 4 : 2);
   return best;
 }
 

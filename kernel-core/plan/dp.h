@@ -58,6 +58,11 @@ typedef struct dp_state {
   struct plan_graph_ops* graphOps; /* proxy ops of captured launches (plan/plan_graph.h) */
 } dp_state_t;
 
+/* Channels of a host communicator when MKCCL_HOST_NCHANNELS is 0, for one
+ * host of `cpus` CPUs (its ranks' affinity) shared by `hostRanks` ranks:
+ * a channel needs 2 CPUs, 4 where rings cross the network; 1 to 8. */
+int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int net);
+
 struct ncclComm;
 
 /* After bootstrap and peer info: transports, channels, ring connections,

@@ -1,0 +1,23 @@
+/* How many channels a host communicator takes by default
+ * (dp_host_channels_for): a channel per 2 CPUs of a rank's share over
+ * shared memory, per 4 over the network, 1 to 8. A thread on every CPU let
+ * one descheduled thread stall the rings (docs/PERFORMANCE.md). */
+#include "check.h"
+#include "plan/dp.h"
+
+int main(void) {
+  /* 32 CPUs: 2 ranks 8 channels, 4 ranks 4 (not 8: 32 spinning threads). */
+  CHECK_EQ_INT((int)dp_host_channels_for(32, 2, 0), 8);
+  CHECK_EQ_INT((int)dp_host_channels_for(32, 4, 0), 4);
+  CHECK_EQ_INT((int)dp_host_channels_for(16, 4, 0), 2);
+  /* Over sockets a channel keeps 4 CPUs busy. */
+  CHECK_EQ_INT((int)dp_host_channels_for(32, 4, 1), 2);
+  CHECK_EQ_INT((int)dp_host_channels_for(32, 2, 1), 4);
+  /* Never below 1 (more ranks than CPUs), never above 8. */
+  CHECK_EQ_INT((int)dp_host_channels_for(2, 2, 0), 1);
+  CHECK_EQ_INT((int)dp_host_channels_for(2, 8, 1), 1);
+  CHECK_EQ_INT((int)dp_host_channels_for(0, 1, 0), 1);
+  CHECK_EQ_INT((int)dp_host_channels_for(256, 1, 0), 8);
+  CHECK_EQ_INT((int)dp_host_channels_for(64, 0, 0), 1); /* no ranks counted: the floor */
+  return 0;
+}
