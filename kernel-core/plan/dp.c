@@ -74,9 +74,10 @@ static int dp_host_net(const struct ncclComm* comm) {
  * 3.6 GB/s, most iterations taking 5x the fastest; with 4 channels none did
  * (docs/PERFORMANCE.md, eighth session). */
 #define MK_HOST_AUTO_CHANNELS 8
+static int dp_host_cpus_per_channel(int net) { return net ? 4 : 2; }
+
 int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int net) {
-  int64_t perChannel = net ? 4 : 2;
-  int64_t n = hostRanks > 0 ? cpus / hostRanks / perChannel : 0;
+  int64_t n = hostRanks > 0 ? cpus / hostRanks / dp_host_cpus_per_channel(net) : 0;
   return n < 1 ? 1 : n > MK_HOST_AUTO_CHANNELS ? MK_HOST_AUTO_CHANNELS : n;
 }
 
@@ -92,7 +93,7 @@ static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
   MK_INFO(NCCL_INIT,
           "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host over the %d a channel "
           "needs",
-          (long long)best, net ? 4 : 2);
+          (long long)best, dp_host_cpus_per_channel(net));
   return best;
 }
 
