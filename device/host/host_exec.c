@@ -4,7 +4,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/err.h"
 #include "fifo/work_fifo.h"
@@ -39,11 +38,7 @@ struct host_exec {
 };
 
 /* The "kernel" timer of KernelCh events: host threads have the monotonic clock, in ns. */
-static uint64_t host_exec_timer(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+static uint64_t host_exec_timer(void) { return (uint64_t)mk_now_ns(); }
 
 /* A channel's run of an item, under the item's Coll (or a P2p's Send, else Recv) event. */
 static void* host_exec_kernel_ch_start(profile_comm_t* pc, const mk_work_t* item, int channel) {
@@ -103,7 +98,7 @@ static void* host_worker_main(void* arg) {
       found = atomic_load_explicit(&w->target, memory_order_acquire) != cursor;
       if (found) break;
       if (i >= 2 * HOST_WAIT_SPINS && i % 64 == 0) {
-        int64_t now = host_wait_now_ns();
+        int64_t now = mk_now_ns();
         if (!until) until = now + ex->cfg.spinUs * 1000;
         if (now >= until) break;
       }

@@ -9,8 +9,8 @@
 
 #include <sched.h>
 #include <stdint.h>
-#include <time.h>
 
+#include "base/clock.h"
 #include "transport/mkccl_conn_fifo_v1.h"
 
 static inline void host_cpu_relax(void) {
@@ -55,12 +55,6 @@ extern int64_t host_wait_timeout_ns;
  * (the peer is dead or stuck; the communicator cannot recover). */
 void host_wait_timed_out(volatile uint32_t* abortFlag, const char* what);
 
-static inline int64_t host_wait_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 enum { HOST_WAIT_OK = 0, HOST_WAIT_ABORTED = 1, HOST_WAIT_TIMEOUT = 2 };
 
 /* The deadline is armed once the fast spins are over (a wait that ends
@@ -68,7 +62,7 @@ enum { HOST_WAIT_OK = 0, HOST_WAIT_ABORTED = 1, HOST_WAIT_TIMEOUT = 2 };
 static inline int host_wait_expired(int64_t* deadline) {
   int64_t timeout = __atomic_load_n(&host_wait_timeout_ns, __ATOMIC_RELAXED);
   if (timeout <= 0) return 0;
-  int64_t now = host_wait_now_ns();
+  int64_t now = mk_now_ns();
   if (*deadline == 0) *deadline = now + timeout;
   return now > *deadline;
 }

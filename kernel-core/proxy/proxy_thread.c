@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/param.h"
 #include "proxy/proxy.h"
@@ -99,12 +100,6 @@ static int proxy_nothing_to_do(void) {
          atomic_load(&q->head) == &q->stub && atomic_load(&q->tail) == &q->stub && atomic_load(&q->stub.next) == NULL;
 }
 
-static int64_t proxy_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void* proxy_thread_main(void* arg) {
   (void)arg;
   int64_t threshold = param_int("NCCL_PROXY_IDLE_THRESHOLD");
@@ -128,7 +123,7 @@ static void* proxy_thread_main(void* arg) {
        * sleeping. The next collective of a loop posts within microseconds,
        * and a wake-up from the condvar costs far more on the device
        * machines (VMs). */
-      int64_t t = proxy_now_ns();
+      int64_t t = mk_now_ns();
       if (!emptySince) emptySince = t;
       if (t - emptySince < spinNs) {
         sched_yield();
@@ -204,13 +199,13 @@ ncclResult_t proxy_client_error(proxy_client_t* client) { return (ncclResult_t)a
 ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what) {
   uint64_t seen = atomic_load_explicit(&client->progress, memory_order_relaxed) +
                   atomic_load_explicit(&client->opsDone, memory_order_acquire);
-  int64_t lastMove = proxy_now_ns();
+  int64_t lastMove = mk_now_ns();
   int gaveUp = 0;
   while (!proxy_client_drained(client)) {
     if (!gaveUp && client->timeoutSec > 0) {
       uint64_t now = atomic_load_explicit(&client->progress, memory_order_relaxed) +
                      atomic_load_explicit(&client->opsDone, memory_order_acquire);
-      int64_t t = proxy_now_ns();
+      int64_t t = mk_now_ns();
       if (now != seen) {
         seen = now;
         lastMove = t;
