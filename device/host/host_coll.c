@@ -132,7 +132,8 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
   return ncclSuccess;
 }
 
-ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag) {
+ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag,
+                           host_store_t* store) {
   /* The connection arrays are filled by the attach, as far as they are
    * used; the rest is set here field by field (no clearing of the whole). */
   host_prims_t p;
@@ -143,6 +144,7 @@ ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRan
   p.redop = (host_redop_t){.type = w->type, .op = w->op, .scalar = w->scalar};
   p.typeSize = host_type_size((ncclDataType_t)w->type);
   p.abortFlag = abortFlag;
+  p.store = store;
   if (w->coll == MK_COLL_SENDRECV) return host_p2p(ch, w, &p);
   if (w->coll >= MK_COLL_SENDRECV) return MK_FAIL(ncclInternalError, "host executor: unknown collective %d", w->coll);
   if (w->algo == MK_ALGO_TREE) return host_coll_tree(ch, w, &p, nRanks);

@@ -19,6 +19,7 @@ typedef struct {
   _Atomic uint32_t start;  /* where that run's first item on this channel begins (the caller's) */
   _Atomic int result;
   _Atomic int sleeping; /* on ex->wake, set under ex->lock: a raised target needs a wake-up */
+  host_store_t store;   /* this channel's store mode for send slots (only its runner touches it) */
 } host_worker_t;
 
 typedef struct {
@@ -57,7 +58,7 @@ static void host_worker_drain(host_worker_t* w, uint32_t cursor, uint32_t end) {
         atomic_load(&w->result) == ncclSuccess) {
       void* kch = host_exec_kernel_ch_start(ex->cfg.profile, &item, w->channel);
       ncclResult_t res = host_coll_run(&ex->cfg.channels[w->channel], &item, ex->cfg.rank, ex->cfg.nRanks,
-                                       ex->cfg.abortFlag);
+                                       ex->cfg.abortFlag, &w->store);
       if (kch) profile_kernel_ch_stop(ex->cfg.profile, kch, host_exec_timer());
       if (res != ncclSuccess) atomic_store(&w->result, res);
     }
@@ -148,6 +149,7 @@ ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out) 
   for (int c = 0; c < cfg->nChannels; c++) {
     ex->workers[c].ex = ex;
     ex->workers[c].channel = c;
+    host_store_init(&ex->workers[c].store, cfg->streamStores, cfg->streamMinBytes);
   }
   int started = 1; /* channel 0 is the calling thread */
   for (; started < cfg->nChannels; started++) {
@@ -242,7 +244,8 @@ ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n) {
 ncclResult_t host_exec_run_here(host_exec_t* ex, const mk_work_t* w) {
   if (w->channelLo != 0 || w->nChannels != 1) return host_exec_run(ex, w, 1);
   void* kch = host_exec_kernel_ch_start(ex->cfg.profile, w, 0);
-  ncclResult_t res = host_coll_run(&ex->cfg.channels[0], w, ex->cfg.rank, ex->cfg.nRanks, ex->cfg.abortFlag);
+  ncclResult_t res =
+      host_coll_run(&ex->cfg.channels[0], w, ex->cfg.rank, ex->cfg.nRanks, ex->cfg.abortFlag, &ex->workers[0].store);
   if (kch) profile_kernel_ch_stop(ex->cfg.profile, kch, host_exec_timer());
   return res;
 }

@@ -10,6 +10,7 @@
 
 #include "channel/channel.h"
 #include "device/common/work.h"
+#include "host_store.h"
 #include "nccl.h"
 
 typedef struct host_exec host_exec_t;
@@ -24,6 +25,8 @@ typedef struct {
   struct profile_comm* profile; /* KernelCh events per channel and item (the comm's; may be NULL) */
   int64_t timeoutSec; /* MKCCL_TIMEOUT: a wait on a peer longer than this fails (0: none) */
   int64_t spinUs;     /* MKCCL_HOST_SPIN_US: an idle channel thread polls this long before it sleeps */
+  int streamStores;        /* MKCCL_HOST_STREAM_STORES: -1 measure, 0 cached, 1 streaming (host_store.h) */
+  int64_t streamMinBytes;  /* MKCCL_HOST_STREAM_MIN_BYTES: smaller slices are written cached */
 } host_exec_config_t;
 
 ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out);
@@ -35,7 +38,9 @@ ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n);
 ncclResult_t host_exec_run_here(host_exec_t* ex, const mk_work_t* w);
 void host_exec_destroy(host_exec_t* ex);
 
-/* One item on one channel (host_coll.c). */
-ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag);
+/* One item on one channel (host_coll.c); `store` is the channel's store
+ * mode state (host_store.h; NULL: cached stores). */
+ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag,
+                           host_store_t* store);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "device/common/work.h"
 
@@ -136,6 +137,38 @@ static void host_prims_move(host_prims_t* p, const char* const* in, int nIn, con
   for (int i = 1; i < nOut; i++) memcpy(out[i], d1, (size_t)bytes);
 }
 
+/* The same with streaming stores to the send slots (host_store.h): block by
+ * block, the result is made in the user buffer (or a scratch block) with
+ * cached stores, then streamed to each slot while it is still in cache. */
+static void host_prims_move_streamed(host_prims_t* p, const char* const* in, int nIn, const char* mine,
+                                     char* const* out, int nOut, char* user, int64_t bytes, int final, int raw) {
+  host_redop_t fold = host_prims_fold_op(&p->redop);
+  for (int64_t off = 0; off < bytes; off += HOST_STORE_BLOCK) {
+    int64_t len = bytes - off < HOST_STORE_BLOCK ? bytes - off : HOST_STORE_BLOCK;
+    size_t n = (size_t)(len / (int64_t)p->typeSize);
+    char* d = user ? user + off : p->store->scratch;
+    host_reduce_copy(raw ? &fold : &p->redop, d, NULL, nIn ? in[0] + off : NULL, mine ? mine + off : NULL, n,
+                     final && nIn <= 1);
+    for (int i = 1; i < nIn; i++) host_reduce_copy(&fold, d, NULL, in[i] + off, d, n, final && i == nIn - 1);
+    for (int i = 0; i < nOut; i++) host_copy_stream(out[i] + off, d, (size_t)len);
+  }
+  host_store_fence();
+}
+
+/* One slice's move, in the store mode the channel picks for its size, timed
+ * when the channel compares the modes. */
+static void host_prims_move_slice(host_prims_t* p, const char* const* in, int nIn, const char* mine,
+                                  char* const* out, int nOut, char* user, int64_t bytes, int final, int raw) {
+  int mode = nOut ? host_store_pick(p->store, bytes) : HOST_STORE_CACHED;
+  int timed = nOut && host_store_measures(p->store, bytes);
+  int64_t t0 = timed ? mk_now_ns() : 0;
+  if (mode == HOST_STORE_STREAM)
+    host_prims_move_streamed(p, in, nIn, mine, out, nOut, user, bytes, final, raw);
+  else
+    host_prims_move(p, in, nIn, mine, out, nOut, user, bytes, final, raw);
+  if (timed) host_store_note(p->store, mode, bytes, mk_now_ns() - t0);
+}
+
 ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* dst, int64_t nelem) {
   int nRecv = mk_prim_recvs(prim) ? p->nRecv : 0, nSend = mk_prim_sends(prim) ? p->nSend : 0;
   int useSrc = mk_prim_reads_src(prim), useDst = mk_prim_writes_dst(prim), final = mk_prim_is_final(prim);
@@ -150,8 +183,8 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
     for (int i = 0; i < nRecv; i++) MK_CHECK(host_prims_slice_in(p, &p->recv[i], s, &in[i]));
     for (int i = 0; i < nSend; i++) MK_CHECK(host_prims_slice_out(p, &p->send[i], s, &out[i]));
     if (bytes > 0)
-      host_prims_move(p, in, nRecv, useSrc ? (const char*)src + done : NULL, out, nSend,
-                      useDst ? (char*)dst + done : NULL, bytes, final, mk_prim_is_raw(prim));
+      host_prims_move_slice(p, in, nRecv, useSrc ? (const char*)src + done : NULL, out, nSend,
+                            useDst ? (char*)dst + done : NULL, bytes, final, mk_prim_is_raw(prim));
     for (int i = 0; i < nRecv; i++) host_prims_slice_release(&p->recv[i], s);
     for (int i = 0; i < nSend; i++) host_prims_slice_publish(&p->send[i], s, bytes);
     done += bytes;

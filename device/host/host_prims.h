@@ -9,6 +9,7 @@
 #include "device/common/work.h"
 #include "fifo/steps.h"
 #include "host_reduce.h"
+#include "host_store.h"
 #include "nccl.h"
 #include "transport/mkccl_transport_v1.h"
 
@@ -33,6 +34,7 @@ typedef struct {
   host_redop_t redop;
   size_t typeSize;
   volatile uint32_t* abortFlag;
+  host_store_t* store; /* the channel's store mode for send slots (NULL: cached stores) */
 } host_prims_t;
 
 /* Round both connections' step counters up to the chunk boundary: every

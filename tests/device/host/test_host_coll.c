@@ -22,6 +22,10 @@ static int N, NCH;
 static channel_t chans[MAXR][2];
 static int ringOrder[MAXR];
 static volatile uint32_t abortFlag;
+/* Each (N, channels) pass writes its send slots one way (host_store.h):
+ * cached, streamed, or both measured and mixed; every slice counts. */
+static host_store_t stores[MAXR][2];
+static int storePolicy;
 
 typedef struct {
   mkcclSendMem_v1 sendMem;
@@ -66,7 +70,9 @@ typedef struct {
 
 static void* run_chan(void* arg) {
   chan_job_t* j = arg;
-  j->result = host_coll_run(&chans[j->rank][j->channel], j->w, j->rank, N, &abortFlag);
+  host_store_t* st = &stores[j->rank][j->channel];
+  j->result = host_coll_run(&chans[j->rank][j->channel], j->w, j->rank, N, &abortFlag,
+                            storePolicy == HOST_STORE_CACHED ? NULL : st);
   return NULL;
 }
 
@@ -175,6 +181,9 @@ int main(void) {
   for (N = 2; N <= 5; N++) {
     for (NCH = 1; NCH <= 2; NCH++) {
       wire();
+      storePolicy = (N + NCH) % 3 == 2 ? HOST_STORE_AUTO : (N + NCH) % 3;
+      for (int r = 0; r < MAXR; r++)
+        for (int c = 0; c < 2; c++) host_store_init(&stores[r][c], storePolicy, 0);
       for (int coll = 0; coll < MK_COLL_SENDRECV; coll++)
         for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
           for (int ti = 0; ti < 8; ti++) {

@@ -186,7 +186,7 @@ static volatile uint32_t abortFlag;
 
 static void* run_chan(void* arg) {
   chan_job_t* j = arg;
-  j->result = host_coll_run(&chans[j->rank][j->ch], j->w, j->rank, N, &abortFlag);
+  j->result = host_coll_run(&chans[j->rank][j->ch], j->w, j->rank, N, &abortFlag, NULL);
   return NULL;
 }
 
