@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/log.h"
 #include "fifo/work_fifo.h"
 #include "host_wait.h"
 #include "profile/profile.h"
@@ -252,6 +253,13 @@ ncclResult_t host_exec_run_here(host_exec_t* ex, const mk_work_t* w) {
 
 void host_exec_destroy(host_exec_t* ex) {
   if (!ex) return;
+  for (int c = 0; c < ex->cfg.nChannels; c++) {
+    const host_store_t* st = &ex->workers[c].store;
+    if (st->slices[0] + st->slices[1] == 0) continue;
+    char what[128];
+    host_store_describe(st, what, sizeof(what));
+    MK_INFO(NCCL_COLL, "Rank %d channel %d: large send slices %s", ex->cfg.rank, c, what);
+  }
   pthread_mutex_lock(&ex->lock);
   ex->stop = 1;
   pthread_cond_broadcast(&ex->wake);

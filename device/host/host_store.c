@@ -1,5 +1,6 @@
 #include "host_store.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #if defined(__SSE2__)
@@ -11,13 +12,14 @@ void host_store_init(host_store_t* s, int policy, int64_t minBytes) {
   s->minBytes = minBytes < 0 ? 0 : minBytes;
   s->nsPerByte[0] = s->nsPerByte[1] = 0;
   s->picks = 0;
+  s->slices[0] = s->slices[1] = 0;
 }
 
 int host_store_measures(const host_store_t* s, int64_t bytes) {
   return s && s->policy == HOST_STORE_AUTO && bytes > 0 && bytes >= s->minBytes;
 }
 
-int host_store_pick(host_store_t* s, int64_t bytes) {
+static int host_store_choose(host_store_t* s, int64_t bytes) {
   if (!s || bytes < s->minBytes || s->policy == HOST_STORE_CACHED) return HOST_STORE_CACHED;
   if (s->policy == HOST_STORE_STREAM) return HOST_STORE_STREAM;
   /* The first picks alternate: both modes measured a few times (the first
@@ -34,6 +36,17 @@ int host_store_pick(host_store_t* s, int64_t bytes) {
     return !best;
   }
   return best;
+}
+
+int host_store_pick(host_store_t* s, int64_t bytes) {
+  int mode = host_store_choose(s, bytes);
+  if (s && bytes >= s->minBytes) s->slices[mode]++;
+  return mode;
+}
+
+void host_store_describe(const host_store_t* s, char* buf, size_t len) {
+  snprintf(buf, len, "%llu cached, %llu streamed (%.1f / %.1f ns per KB)", (unsigned long long)s->slices[0],
+           (unsigned long long)s->slices[1], s->nsPerByte[0] * 1024, s->nsPerByte[1] * 1024);
 }
 
 void host_store_note(host_store_t* s, int mode, int64_t bytes, int64_t ns) {
