@@ -9,7 +9,7 @@
 
 #include "transport/mkccl_transport_v1.h"
 
-#define MK_DEV_MAX_CHANNELS 32
+#define MK_DEV_MAX_CHANNELS 64
 #define MK_DEV_MAX_RANKS 64
 
 typedef struct {

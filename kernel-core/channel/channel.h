@@ -13,7 +13,7 @@
 
 #include "transport/mkccl_transport_v1.h"
 
-#define MK_MAX_CHANNELS 32
+#define MK_MAX_CHANNELS 64
 #define MK_CONN_COLL 0
 #define MK_CONN_P2P 1
 #define MK_NUM_CONNS 2

@@ -34,11 +34,15 @@ static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
   return ncclSuccess;
 }
 
-/* MKCCL_GPU_NCHANNELS=0: 32 channels where every rank has a GPU of its own
+/* MKCCL_GPU_NCHANNELS=0: 64 channels where every rank has a GPU of its own
  * on this host and P2P may join them (NVLink-class links: on 2 H100s one CTA
  * moved ~7 GB/s, so 16 channels gave 111 GB/s AllReduce busbw and 32 gave
- * 204, docs/perf/multi-gpu.md); else 16 (staged SHM and NET copies gain
- * nothing from more, and cost buffers). */
+ * 204; a CTA's stores to the peer and to its own GPU top out per SM, so a
+ * copy to both moved 317 GB/s with 32 CTAs and 357 with 64, and at 1 GB
+ * Broadcast went from 0.83x NCCL's time to 0.96x, Send/Recv from 0.85x to
+ * 0.96x, AllReduce from 0.92x to 1.03x, docs/perf/multi-gpu.md, sixth
+ * session); else 16 (staged SHM and NET copies gain nothing from more, and
+ * cost buffers). Each channel holds an NCCL_BUFFSIZE buffer per ring peer. */
 static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
   if (param_int("NCCL_P2P_DISABLE") == 1) return 16;
   const comm_peer_info_t* me = &comm->peerInfo[comm->rank];
@@ -48,7 +52,7 @@ static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
     for (int q = 0; q < r; q++)
       if (comm->peerInfo[q].busId == pi->busId) return 16; /* ranks sharing a GPU */
   }
-  return 32;
+  return 64;
 }
 
 /* Whether host rings cross the network: several hosts, or shared memory
@@ -112,9 +116,10 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   int64_t p2p = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS");
   /* GPU auto: a pair's Send/Recv and AlltoAll reached 0.85x NCCL's busbw with
-   * 32 channels against 0.72x with 16 (2 H100s, docs/perf/multi-gpu.md); with
-   * more peers every one would hold that many buffers, so 16. */
-  if (comm->cudaDev >= 0 && p2p == 0) p2p = comm->nRanks <= 2 ? 32 : 16;
+   * 32 channels against 0.72x with 16, and Send/Recv 0.96x with 64 (2
+   * H100s, docs/perf/multi-gpu.md); with more peers every one would hold
+   * that many buffers, so 16. */
+  if (comm->cudaDev >= 0 && p2p == 0) p2p = comm->nRanks <= 2 ? 64 : 16;
   if (p2p < 1) p2p = 1;
   dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
   int gpu = comm->cudaDev >= 0;
