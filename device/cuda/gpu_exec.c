@@ -45,6 +45,7 @@ struct gpu_exec {
   size_t connsBytes;
   uint8_t* synced;          /* per connection of devConns: copied there */
   uint8_t ringSynced[MK_DEV_MAX_CHANNELS]; /* ring description copied */
+  uint64_t syncedGen;                      /* comm->dp.connGen at the last full sync (+1: none yet) */
   proxy_client_t* proxy;                   /* the comm's, for the watchdog */
   char* fifoBuf;            /* pinned, mapped */
   work_fifo_t fifo;
@@ -583,6 +584,9 @@ static ncclResult_t gpu_conn_sync(gpu_exec_t* ex, uint8_t* synced, mk_dev_conn_t
 ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* launchStream, int wait) {
   if (comm->nRanks > MK_DEV_MAX_RANKS)
     return MK_FAIL(ncclInvalidUsage, "GPU communicators are limited to %d ranks in this build", MK_DEV_MAX_RANKS);
+  /* No connection made since the last sync: nothing new to copy (the walk
+   * over 64 channels x peers x 4 kinds would cost every launch). */
+  if (ex->syncedGen == comm->dp.connGen + 1) return ncclSuccess;
   cu_stream_t stream = wait ? ex->initStream : (cu_stream_t)launchStream;
   for (int c = 0; c < comm->dp.nChannels && c < MK_DEV_MAX_CHANNELS; c++) {
     channel_t* ch = &comm->dp.channels[c];
@@ -614,6 +618,7 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
     cu_result_t r = ex->g->stream_synchronize(ex->initStream);
     if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuStreamSynchronize (set-up stream)", r);
   }
+  ex->syncedGen = comm->dp.connGen + 1;
   return ncclSuccess;
 }
 
@@ -656,11 +661,12 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
 
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured) {
   const cuda_gpu_t* g = ex->g;
-  /* The kernels run rings and trees (FLAT is the host's alone). */
+  /* The kernels run rings, trees and (in LL) FLAT. */
   for (int i = 0; i < n; i++)
-    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING && works[i].algo != MK_ALGO_TREE)
-      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d is not supported (rings and trees only)",
-                     works[i].algo);
+    if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING && works[i].algo != MK_ALGO_TREE &&
+        !(works[i].algo == MK_ALGO_FLAT && works[i].proto == MK_PROTO_LL))
+      return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d (protocol %d) is not supported", works[i].algo,
+                     works[i].proto);
   /* At most MK_ARGS_WORKS items travel in the kernel's arguments (captured
    * or not): no FIFO space, nothing for the kernel to read across PCIe. */
   int inl = n <= MK_ARGS_WORKS;

@@ -473,6 +473,10 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
     mk_run_tree(comm, ch, w, channel, bid, &p);
     return;
   }
+  if (w->algo == MK_ALGO_FLAT) {
+    mk_run_flat(comm, ch, w, &p);
+    return;
+  }
   mk_ring_ctx_t c;
   c.nRanks = comm->nRanks;
   c.ringIx = ch->ringIndex;

@@ -28,24 +28,30 @@ static __device__ uint64_t mk_ll_fold_op(int op, bool hasA, bool hasB, uint64_t 
   }
 }
 
-/* x: received, y: this rank's input (either may be absent). Small messages
- * only, so one switch per line costs nothing that matters, and keeps the
- * kernel's instantiations (and CI's build time) down. */
-static __device__ __noinline__ uint64_t mk_ll_fold_any(const mk_prims* p, bool hasA, bool hasB, uint64_t x, uint64_t y, bool post) {
-  switch (p->type) {
-    case ncclInt8: return mk_ll_fold_op<int8_t>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclUint8: return mk_ll_fold_op<uint8_t>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclInt32: return mk_ll_fold_op<int32_t>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclUint32: return mk_ll_fold_op<uint32_t>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclInt64: return mk_ll_fold_op<int64_t>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclUint64: return mk_ll_fold_op<uint64_t>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclFloat16: return mk_ll_fold_op<__half>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclFloat32: return mk_ll_fold_op<float>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclFloat64: return mk_ll_fold_op<double>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclBfloat16: return mk_ll_fold_op<__nv_bfloat16>(p->op, hasA, hasB, x, y, p->scalar, post);
-    case ncclFloat8e4m3: return mk_ll_fold_op<__nv_fp8_e4m3>(p->op, hasA, hasB, x, y, p->scalar, post);
-    default: return mk_ll_fold_op<__nv_fp8_e5m2>(p->op, hasA, hasB, x, y, p->scalar, post);
+/* x: received, y: this rank's input (either may be absent), for `type`
+ * and `op`. Small messages only, so one switch per line costs nothing that
+ * matters, and keeps the kernel's instantiations (and CI's build time) down. */
+static __device__ __noinline__ uint64_t mk_ll_fold_with(int type, int op, uint64_t scalar, bool hasA, bool hasB,
+                                                        uint64_t x, uint64_t y, bool post) {
+  switch (type) {
+    case ncclInt8: return mk_ll_fold_op<int8_t>(op, hasA, hasB, x, y, scalar, post);
+    case ncclUint8: return mk_ll_fold_op<uint8_t>(op, hasA, hasB, x, y, scalar, post);
+    case ncclInt32: return mk_ll_fold_op<int32_t>(op, hasA, hasB, x, y, scalar, post);
+    case ncclUint32: return mk_ll_fold_op<uint32_t>(op, hasA, hasB, x, y, scalar, post);
+    case ncclInt64: return mk_ll_fold_op<int64_t>(op, hasA, hasB, x, y, scalar, post);
+    case ncclUint64: return mk_ll_fold_op<uint64_t>(op, hasA, hasB, x, y, scalar, post);
+    case ncclFloat16: return mk_ll_fold_op<__half>(op, hasA, hasB, x, y, scalar, post);
+    case ncclFloat32: return mk_ll_fold_op<float>(op, hasA, hasB, x, y, scalar, post);
+    case ncclFloat64: return mk_ll_fold_op<double>(op, hasA, hasB, x, y, scalar, post);
+    case ncclBfloat16: return mk_ll_fold_op<__nv_bfloat16>(op, hasA, hasB, x, y, scalar, post);
+    case ncclFloat8e4m3: return mk_ll_fold_op<__nv_fp8_e4m3>(op, hasA, hasB, x, y, scalar, post);
+    default: return mk_ll_fold_op<__nv_fp8_e5m2>(op, hasA, hasB, x, y, scalar, post);
   }
+}
+
+static __device__ __forceinline__ uint64_t mk_ll_fold_any(const mk_prims* p, bool hasA, bool hasB, uint64_t x, uint64_t y,
+                                                          bool post) {
+  return mk_ll_fold_with(p->type, p->op, p->scalar, hasA, hasB, x, y, post);
 }
 
 /* Up to 8 bytes of user memory; byte by byte where the address or the
@@ -120,6 +126,68 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
     if (recv) mk_post_head(p->recv, rstep, 1); /* every thread has read its lines (the barrier): the slot is free */
     if (send) p->send->step = sstep + 1;
   }
+  mk_sync(p);
+  return 0;
+}
+
+/* Where step `step` of connection c keeps its lines. */
+static __device__ __forceinline__ char* mk_ll_slot(const mk_dev_conn_t* c, uint64_t step) {
+  return c->llBuff + (size_t)(step % MKCCL_STEPS) * c->llStepSize;
+}
+
+/* FLAT AllReduce in LL, on channel 0's collective connections to every
+ * other rank (one step on each): this rank's input, pre-multiplied, goes to
+ * every peer as lines; then every rank's lines are combined in rank order,
+ * so all ranks get the same bits. One hop where a ring takes 2(N-1): the
+ * host's FLAT (host_prims_flat) on the GPU. Non-zero when aborted. */
+static __device__ __noinline__ int mk_run_flat(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w,
+                                               mk_prims* p) {
+  int n = comm->nRanks, me = comm->rank;
+  int64_t bytes = (int64_t)w->count * p->ts, lines = (bytes + 7) / 8;
+  if (p->tid == 0) /* a free slot on every send connection */
+    for (int q = 0; q < n; q++) {
+      if (q == me) continue;
+      mk_dev_conn_t* s = MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, q);
+      if (!mk_wait_room(p, s, s->step + 1)) {
+        *p->aborted = 1;
+        break;
+      }
+    }
+  if (mk_sync_aborted(p)) return 1;
+  const char* src = (const char*)w->sendbuff;
+  char* dst = (char*)w->recvbuff;
+  int fold = p->op == MK_OP_PREMULSUM ? MK_OP_SUM : p->op; /* the lines are pre-multiplied already */
+  for (int64_t i = p->tid; i < lines; i += p->nthreads) {
+    int len = bytes - i * 8 < 8 ? (int)(bytes - i * 8) : 8;
+    uint64_t mine = mk_ll_fold_any(p, false, true, 0, mk_ll_load(src + i * 8, len), false);
+    for (int q = 0; q < n; q++) {
+      if (q == me) continue;
+      const mk_dev_conn_t* s = MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, q);
+      mk_ll_put(mk_ll_slot(s, s->step) + i * 16, mine, (uint32_t)(s->step + 1));
+    }
+    uint64_t acc = 0;
+    for (int r = 0; r < n; r++) {
+      uint64_t x = mine;
+      if (r != me) {
+        const mk_dev_conn_t* c = MK_DEV_CONN(ch, n, MK_DEV_COLL_RECV, r);
+        if (!mk_ll_get(p, mk_ll_slot(c, c->step) + i * 16, (uint32_t)(c->step + 1), &x)) {
+          *(volatile int*)p->aborted = 1;
+          break;
+        }
+      }
+      acc = r == 0 ? x : mk_ll_fold_with(p->type, fold, p->scalar, true, true, acc, x, r == n - 1);
+    }
+    if (*(volatile int*)p->aborted) break;
+    mk_ll_store(dst + i * 8, acc, len);
+  }
+  if (mk_sync_aborted(p)) return 1;
+  if (p->tid == 0)
+    for (int q = 0; q < n; q++) {
+      if (q == me) continue;
+      mk_dev_conn_t* r = MK_DEV_CONN(ch, n, MK_DEV_COLL_RECV, q);
+      mk_post_head(r, r->step, 1); /* every thread has read its lines (the barrier) */
+      MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, q)->step += 1;
+    }
   mk_sync(p);
   return 0;
 }

@@ -148,12 +148,17 @@ static ncclResult_t channel_connect_flat(struct ncclComm* comm) {
   if (res != ncclSuccess) return res;
   dp->flatConnected = 1;
   dp->flatNoProxy = 1;
+  int ll = comm->cudaDev >= 0;
   for (int r = 0; r < comm->nRanks; r++) {
     if (r == comm->rank) continue;
     const channel_peer_t* p = &dp->channels[0].peers[r];
     if (p->send[MK_CONN_COLL].needsProxy || p->recv[MK_CONN_COLL].needsProxy) dp->flatNoProxy = 0;
+    if (!p->send[MK_CONN_COLL].info.buffs[MKCCL_PROTO_LL] || !p->recv[MK_CONN_COLL].info.buffs[MKCCL_PROTO_LL]) ll = 0;
   }
-  return ncclSuccess;
+  /* GPU FLAT runs in LL: only where every rank has lines to and from every
+   * peer (transport-p2p gives them, SHM and NET not), which all must agree on. */
+  return comm->cudaDev >= 0 ? comm_all_agree(comm, ll, &dp->flatLL, "whether FLAT connections have LL lines")
+                            : ncclSuccess;
 }
 
 int channel_algo_connected(const struct ncclComm* comm, int algo, int coll, int root) {
@@ -187,6 +192,7 @@ void channel_free_all(struct ncclComm* comm) {
   dp->nChannels = 0;
   dp->treesConnected = 0;
   dp->flatConnected = 0;
+  dp->flatLL = 0;
   dp->flatNoProxy = 0;
   free(dp->rootTreesConnected);
   dp->rootTreesConnected = NULL;

@@ -196,6 +196,9 @@ ncclResult_t comm_local_barrier(struct ncclComm* comm);
 
 /* ---- stage functions (one pair per stage, in the table in comm_init.c) ------------------------ */
 ncclResult_t comm_bootstrap_stage_init(struct ncclComm* comm);
+/* *all = whether `mine` holds on every rank (every rank calls it, at the
+ * same point); what failed is in the last-error text (`what` names it). */
+ncclResult_t comm_all_agree(struct ncclComm* comm, int mine, int* all, const char* what);
 void comm_bootstrap_stage_destroy(struct ncclComm* comm);
 ncclResult_t comm_peer_info_stage_init(struct ncclComm* comm);
 void comm_peer_info_stage_destroy(struct ncclComm* comm);

@@ -1,6 +1,8 @@
 /* Stage "bootstrap": the communicator's ring and point-to-point messages,
  * and the root it may host; stage "ready": a last barrier, so no rank
  * reports success before every rank is through every stage. */
+#include <stdlib.h>
+
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
@@ -37,4 +39,20 @@ ncclResult_t comm_local_allgather(struct ncclComm* comm, void* data, size_t size
 
 ncclResult_t comm_local_barrier(struct ncclComm* comm) {
   return bootstrap_subset_barrier(comm->bootstrap, comm->localRankToRank, comm->localRanks, comm->localRank);
+}
+
+ncclResult_t comm_all_agree(struct ncclComm* comm, int mine, int* all, const char* what) {
+  int* each = calloc((size_t)comm->nRanks, sizeof(int));
+  if (!each) return MK_FAIL(ncclSystemError, "Rank %d: out of memory (agreeing on %s)", comm->rank, what);
+  each[comm->rank] = mine != 0;
+  ncclResult_t res = bootstrap_allgather(comm->bootstrap, each, sizeof(int));
+  if (res == ncclSuccess) {
+    int v = 1;
+    for (int r = 0; r < comm->nRanks; r++) v &= each[r];
+    *all = v;
+  } else {
+    res = MK_FAIL(res, "Rank %d: exchanging %s failed", comm->rank, what);
+  }
+  free(each);
+  return res;
 }

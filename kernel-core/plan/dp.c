@@ -139,7 +139,10 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   const char* algo = param_str("NCCL_ALGO");
   const char* proto = param_str("NCCL_PROTO");
   int userChoice = (algo && algo[0]) || (proto && proto[0]);
-  dp->flatMaxBytes = !gpu && !userChoice ? param_int("MKCCL_FLAT_MAX_BYTES") : 0;
+  dp->flatMaxBytes = userChoice ? 0
+                     : !gpu     ? param_int("MKCCL_FLAT_MAX_BYTES")
+                     : dp->ringLL ? param_int("MKCCL_GPU_FLAT_MAX_BYTES")
+                                  : 0;
   dp->gpuLLMaxBytes = gpu && !userChoice && dp->ringLL ? param_int("MKCCL_GPU_LL_MAX_BYTES") : 0;
   int64_t batch = param_int("NCCL_WORK_FIFO_BYTES") / 2 / (int64_t)sizeof(mk_work_t);
   dp->workBatch = batch < 1 ? 1 : (int)batch;
@@ -167,18 +170,7 @@ static ncclResult_t dp_rings_ll_agree(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   dp->ringLL = 0;
   if (comm->nRanks < 2) return ncclSuccess; /* every rank takes part, host ranks with a 0 */
-  int* all = calloc((size_t)comm->nRanks, sizeof(int));
-  if (!all) return MK_FAIL(ncclSystemError, "out of memory (LL agreement)");
-  all[comm->rank] = dp_my_rings_have_ll(comm);
-  ncclResult_t res = bootstrap_allgather(comm->bootstrap, all, sizeof(int));
-  if (res == ncclSuccess) {
-    dp->ringLL = 1;
-    for (int r = 0; r < comm->nRanks; r++) dp->ringLL &= all[r];
-  } else {
-    res = MK_FAIL(res, "Rank %d: exchanging whether rings have LL lines failed", comm->rank);
-  }
-  free(all);
-  return res;
+  return comm_all_agree(comm, dp_my_rings_have_ll(comm), &dp->ringLL, "whether rings have LL lines");
 }
 
 ncclResult_t dp_init(struct ncclComm* comm) {

@@ -22,7 +22,9 @@ typedef struct dp_state {
   int treesConnected;      /* channel_connect_trees ran */
   int flatConnected;       /* channel_connect_flat ran */
   int flatNoProxy;         /* and none of its connections needs the proxy (plan_alone.c) */
-  int64_t flatMaxBytes;    /* MKCCL_FLAT_MAX_BYTES; 0 with NCCL_ALGO or NCCL_PROTO set, or on GPUs */
+  int flatLL;              /* GPU: every rank's FLAT connections have LL lines (agreed when made) */
+  int64_t flatMaxBytes;    /* MKCCL_[GPU_]FLAT_MAX_BYTES; 0 with NCCL_ALGO or NCCL_PROTO set, or GPU rings without LL */
+  uint64_t connGen;        /* transport_connect calls that made connections: the GPU's copy syncs on a change */
   uint8_t* rootTreesConnected; /* [nRanks] channel_connect_rooted_trees ran for that root */
   uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
   uint64_t aloneCount;     /* of those, run at once outside any group (plan_alone.c), for tests */

@@ -158,9 +158,17 @@ static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipe
   size_t ts = host_type_size(t->type);
   int N = comm->nRanks;
   MK_CHECK(plan_task_tune(comm, t, numPipeOps));
+  MK_CHECK(channel_connect_algo(comm, t->choice.algo, t->coll, t->root));
+  if (t->choice.algo == MK_ALGO_FLAT && comm->cudaDev >= 0 && !comm->dp.flatLL) {
+    /* Some pair has no LL lines (every rank learnt it when FLAT connected):
+     * no GPU FLAT on this communicator, this call included. */
+    comm->dp.flatMaxBytes = 0;
+    t->tuned = 0;
+    MK_CHECK(plan_task_tune(comm, t, numPipeOps));
+    MK_CHECK(channel_connect_algo(comm, t->choice.algo, t->coll, t->root));
+  }
   const plan_choice_t choice = t->choice;
   int algo = choice.algo;
-  MK_CHECK(channel_connect_algo(comm, algo, t->coll, t->root));
   int chunkSteps, sliceSteps;
   mk_coll_shape_proto(t->coll, algo, choice.proto, &chunkSteps, &sliceSteps);
   int64_t chunkElems = choice.chunkBytes / (int64_t)ts;

@@ -74,9 +74,13 @@ static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t byt
  * decides (dp.flatMaxBytes is 0 then). */
 static int plan_flat_fits(struct ncclComm* comm, const plan_task_t* t) {
   size_t bytes = t->count * host_type_size(t->type);
+  /* GPUs: one step of LL lines (half of them data), and only where every
+   * pair has lines (channel_connect_flat agrees on it when it connects). */
+  size_t step = comm->cudaDev >= 0 ? (size_t)(comm->dp.llBuffSize / MKCCL_STEPS / 2)
+                                   : (size_t)(comm->dp.buffSize / MKCCL_STEPS);
   return t->coll == MK_COLL_ALLREDUCE && comm->nRanks >= 2 && comm->nRanks <= MK_FLAT_MAX_RANKS &&
-         (int64_t)bytes <= comm->dp.flatMaxBytes && bytes <= (size_t)(comm->dp.buffSize / MKCCL_STEPS) &&
-         !tune_ctx_tuner(comm->tune);
+         (int64_t)bytes <= comm->dp.flatMaxBytes && bytes <= step && !tune_ctx_tuner(comm->tune) &&
+         (comm->cudaDev < 0 || !comm->dp.flatConnected || comm->dp.flatLL);
 }
 
 /* LL on GPU rings: each channel moves one step of lines per hop, so small
@@ -124,10 +128,11 @@ static int64_t plan_chain_chunk(const struct ncclComm* comm, const plan_task_t* 
 
 int plan_tune_flat(struct ncclComm* comm, const plan_task_t* t, plan_choice_t* out) {
   if (!plan_flat_fits(comm, t)) return 0;
-  *out = (plan_choice_t){MK_ALGO_FLAT, MK_PROTO_SIMPLE, 1, comm->dp.buffSize / MKCCL_STEPS, -1.0f};
-  MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat proto simple (MKCCL_FLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
-          t->count * host_type_size(t->type), (long long)comm->dp.flatMaxBytes, comm->rank,
-          (unsigned long long)comm->dp.opCount);
+  int gpu = comm->cudaDev >= 0;
+  *out = (plan_choice_t){MK_ALGO_FLAT, gpu ? MK_PROTO_LL : MK_PROTO_SIMPLE, 1, comm->dp.buffSize / MKCCL_STEPS, -1.0f};
+  MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat proto %s (MKCCL_%sFLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
+          t->count * host_type_size(t->type), gpu ? "ll" : "simple", gpu ? "GPU_" : "", (long long)comm->dp.flatMaxBytes,
+          comm->rank, (unsigned long long)comm->dp.opCount);
   return 1;
 }
 

@@ -175,6 +175,7 @@ ncclResult_t transport_connect(struct ncclComm* comm, transport_conn_req_t* reqs
   MK_CHECK_GOTO(conn_exchange(comm, ps, n), res, fail);
   MK_CHECK_GOTO(conn_connect_all(comm, ps, n), res, fail);
   MK_CHECK_GOTO(conn_proxy_start(comm, ps, n), res, fail);
+  comm->dp.connGen++;
   free(ps);
   return ncclSuccess;
 fail:

@@ -3,7 +3,8 @@
 # with each SWEEP entry (name=ENV[,ENV...]; "nccl" entries run NCCL's
 # library), per collective in SWEEP_COLLS, sizes SWEEP_MIN..SWEEP_MAX.
 # Prints one table per collective: time (us) per size and variant
-# (out of place; SWEEP_COL=10: in place).
+# (out of place; SWEEP_COL=10: in place). SWEEP_ITERS (20) and SWEEP_CHECK
+# (0; 1 checks every result) pass on to mkccl-perf-gpu.
 #   run(command="bash tools/gpu/sweep.sh", kind="nvidia-h200-x2", carry=[".carry"])
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,7 +17,8 @@ for coll in ${SWEEP_COLLS:-all_reduce}; do
     name=${v%%=*} envs=${v#*=}
     if [[ $name == nccl* ]]; then ld=$NC_LD; else ld=$MK_LD; fi
     t "sw_${coll}_$name" 90 LD_LIBRARY_PATH=$ld ${envs//,/ } -- \
-      $C/bin/mkccl-run -n $N -- $C/bin/mkccl-perf-gpu $coll -b ${SWEEP_MIN:-1M} -e ${SWEEP_MAX:-128M} -f 2 -n 20 -w 5 -c 0
+      $C/bin/mkccl-run -n $N -- $C/bin/mkccl-perf-gpu $coll -b ${SWEEP_MIN:-1M} -e ${SWEEP_MAX:-128M} -f 2 \
+      -n ${SWEEP_ITERS:-20} -w 5 -c ${SWEEP_CHECK:-0}
     names+=("$name")
   done
   echo "== $coll, $N processes: out-of-place time (us) per variant"
