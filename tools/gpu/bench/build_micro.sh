@@ -13,5 +13,5 @@ OUT=${OUT:-$R/build/bin/mkccl-gpu-micro}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 mkdir -p "$(dirname "$OUT")"
 "$NVCC" -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I"$R" -I"$R/kernel-core" -I"$R/abi" -I"$R/include" \
-  -o "$OUT" tools/gpu/bench/gpu_micro.cu
+  -o "$OUT" tools/gpu/bench/gpu_micro.cu -lcuda
 echo "built $OUT"

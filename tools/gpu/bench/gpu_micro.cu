@@ -11,13 +11,18 @@
  *             with fence.acq_rel.sys, __threadfence() or no fence
  *   pingpong  one-way hop latency: flag only, flag + fence, Simple-like
  *             8 KB hop, LL-like 16-byte lines
+ *   vmm       writes to the peer as in copy, into cudaMalloc memory (what
+ *             transport-p2p maps, by CUDA IPC) and into memory made with
+ *             cuMemCreate and mapped with cuMemMap/cuMemSetAccess (what
+ *             NCCL's P2P/CUMEM maps), 16 to 64 CTAs
  *
- * Usage: mkccl-gpu-micro [copy|reduce|slice|pingpong]...   (default: all)
+ * Usage: mkccl-gpu-micro [copy|reduce|slice|pingpong|vmm]...   (default: all)
  * Exit: 0 ok, 1 CUDA error or bad usage, 2 fewer than 2 GPUs / no peer
  * access, 3 a spin timed out or data was wrong, 4 host watchdog.
  *
  * The data loops are the library's own (device/cuda/reduce.cuh), so the
  * numbers are those of the kernel's inner loops without its bookkeeping. */
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <signal.h>
 #include <stdint.h>
@@ -332,6 +337,63 @@ static void test_pingpong(gpus& g) {
   }
 }
 
+#define CU(x)                                                                                    \
+  do {                                                                                           \
+    CUresult r_ = (x);                                                                           \
+    if (r_ != CUDA_SUCCESS) {                                                                    \
+      const char* s_ = "?";                                                                      \
+      cuGetErrorString(r_, &s_);                                                                 \
+      fprintf(stderr, "mkccl-gpu-micro: %s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);          \
+      exit(1);                                                                                   \
+    }                                                                                            \
+  } while (0)
+
+/* BIG bytes on GPU1 from cuMemCreate, mapped for both GPUs to read and write. */
+static char* vmm_alloc_on_gpu1(void) {
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 1;
+  size_t gran = 0;
+  CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+  size_t size = (BIG + gran - 1) / gran * gran;
+  CUmemGenericAllocationHandle h;
+  CU(cuMemCreate(&h, size, &prop, 0));
+  CUdeviceptr p;
+  CU(cuMemAddressReserve(&p, size, gran, 0, 0));
+  CU(cuMemMap(p, size, 0, h, 0));
+  CUmemAccessDesc acc[2] = {};
+  for (int d = 0; d < 2; d++) {
+    acc[d].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    acc[d].location.id = d;
+    acc[d].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  }
+  CU(cuMemSetAccess(p, size, acc, 2));
+  printf("# vmm: %zu bytes on GPU1, granularity %zu\n", size, gran);
+  return (char*)p;
+}
+
+static void test_vmm(gpus& g) {
+  char* vbuf = vmm_alloc_on_gpu1();
+  CK(cudaSetDevice(1));
+  CK(cudaMemset(vbuf, 0, BIG));
+  CK(cudaDeviceSynchronize());
+  header("vmm", "mk_copy<U> on GPU0 writing to GPU1: cudaMalloc vs cuMemCreate memory; 5 reps after 1 warm-up");
+  struct { const char* name; char* dst; char* dst1; } place[4] = {
+      {"peer cudaMalloc", g.buf1, nullptr},
+      {"peer cuMem", vbuf, nullptr},
+      {"peer cudaMalloc+local", g.buf1, g.dst0},
+      {"peer cuMem+local", vbuf, g.dst0}};
+  for (auto& p : place)
+    for (int nb : {16, 24, 32, 48, 64})
+      for (int u : {4, 8}) {
+        double us = time_gpu0(g, 1, 5, [&] { k_copy<<<nb, THREADS, 0, g.s[0]>>>(g.src0, p.dst, p.dst1, BIG, u); });
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "%s nb=%d U=%d", p.name, nb, u);
+        row(cfg, BIG, us);
+      }
+}
+
 static void on_alarm(int) {
   static const char m[] = "mkccl-gpu-micro: host watchdog: still running after 240 s, giving up\n";
   ssize_t r = write(2, m, sizeof m - 1);
@@ -340,13 +402,13 @@ static void on_alarm(int) {
 }
 
 int main(int argc, char** argv) {
-  static const char* names[] = {"copy", "reduce", "slice", "pingpong"};
-  bool want[4] = {argc == 1, argc == 1, argc == 1, argc == 1};
+  static const char* names[] = {"copy", "reduce", "slice", "pingpong", "vmm"};
+  bool want[5] = {argc == 1, argc == 1, argc == 1, argc == 1, argc == 1};
   for (int i = 1; i < argc; i++) {
     int k = 0;
-    while (k < 4 && strcmp(argv[i], names[k])) k++;
-    if (k == 4) {
-      fprintf(stderr, "usage: %s [copy|reduce|slice|pingpong]...  (default: all)\n", argv[0]);
+    while (k < 5 && strcmp(argv[i], names[k])) k++;
+    if (k == 5) {
+      fprintf(stderr, "usage: %s [copy|reduce|slice|pingpong|vmm]...  (default: all)\n", argv[0]);
       return 1;
     }
     want[k] = true;
@@ -411,6 +473,7 @@ int main(int argc, char** argv) {
   if (want[1]) test_reduce(g);
   if (want[2]) test_slice(g);
   if (want[3]) test_pingpong(g);
+  if (want[4]) test_vmm(g);
   for (int d = 0; d < 2; d++) {
     CK(cudaSetDevice(d));
     CK(cudaDeviceSynchronize());
