@@ -347,6 +347,22 @@ static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
   __syncthreads();
 }
 
+/* The same for a receive: steps skipped by the rounding were never sent,
+ * so their slots go back to the sender now (as the host's primitives and
+ * NCCL's do). Else, in a ring of 3+ ranks, each rank's second chunk waits
+ * for room its receiver only gives after it has sent its own second chunk:
+ * with 3 steps skipped (4-step chunks), the target base - 2 is above the
+ * head, base - 3. A FLAT op (+1 step) left steps there and a 16 MB AllReduce
+ * on 4 H100s hung so (watchdog: head 1453, target 1454, step 1456); an LL
+ * AllGather or ReduceScatter of 4 ranks (3 steps per loop) can as well. */
+static __device__ void mk_begin_recv(mk_dev_conn_t* c, int chunkSteps) {
+  if (c && threadIdx.x == 0) {
+    uint64_t step = c->step, base = steps_op_base(step, chunkSteps);
+    if (base != step) mk_post_head(c, step, (int)(base - step));
+  }
+  __syncthreads();
+}
+
 /* What a tree's MK_PRIMS_BIND needs: the channel and the communicator's size. */
 struct mk_tree_exec {
   mk_dev_channel_t* ch;
@@ -365,8 +381,8 @@ static __device__ int mk_prims_bind(mk_prims* p, const mk_tree_exec* x, const in
   p->send1 = nSend > 1 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, sendPeers[1]) : nullptr;
   mk_dev_conn_t* any = p->recv ? p->recv : p->send;
   p->stepSize = any ? any->stepSize : 0;
-  mk_begin(p->recv, p->chunkSteps);
-  mk_begin(p->recv1, p->chunkSteps);
+  mk_begin_recv(p->recv, p->chunkSteps);
+  mk_begin_recv(p->recv1, p->chunkSteps);
   mk_begin(p->send, p->chunkSteps);
   mk_begin(p->send1, p->chunkSteps);
   return 0;
@@ -490,7 +506,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.recv = recvs ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_RECV, ch->ringPrev) : nullptr;
   p.send = sends ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_SEND, ch->ringNext) : nullptr;
   p.stepSize = (p.recv ? p.recv : p.send) ? (p.recv ? p.recv : p.send)->stepSize : 0;
-  mk_begin(p.recv, chunkSteps);
+  mk_begin_recv(p.recv, chunkSteps);
   mk_begin(p.send, chunkSteps);
   coll_ring_run(&p, w, &c);
 }
