@@ -7,7 +7,8 @@
 # ONE_GPU_CASES is a regex on case names); correctness first, so a short
 # budget (ONE_GPU_BUDGET_S) skips benchmarks, not checks:
 #   Q  quick correctness: test_gpu_coll (every collective, a few types and
-#      sizes) with N processes and with N GPUs in one process, over P2P (the
+#      sizes; small AllReduces run FLAT, which one case checks in its log)
+#      with N processes and with N GPUs in one process, over P2P (the
 #      default mode, write except on Ampere, and read mode), SHM only and NET only; the
 #      logs must show the transport asked for; a captured graph; a peer
 #      killed mid-AllReduce and init/abort cycles (no leaks) over P2P; the
@@ -50,6 +51,9 @@ if [[ $ONLY == *Q* ]]; then
 echo "== Q: quick correctness, $N GPUs"
 t proc_p2p 60 $G -- $C/bin/test_gpu_coll proc $N quick
 via proc_p2p p2p
+# The small AllReduces of the matrix (1 and 7 elements) run FLAT by default.
+t proc_p2p_flat 60 $G NCCL_DEBUG_SUBSYS=INIT,TUNING -- $C/bin/test_gpu_coll proc $N quick
+need proc_p2p_flat "Algo flat"
 t proc_p2p_read 60 $G NCCL_P2P_READ_ENABLE=1 -- $C/bin/test_gpu_coll proc $N quick
 via proc_p2p_read p2p
 t thread_p2p 60 $G -- $C/bin/test_gpu_coll thread $N quick
