@@ -112,16 +112,18 @@ static int dp_channel_count(struct ncclComm* comm) {
   return (int)n;
 }
 
+/* GPU auto: a pair's Send/Recv and AlltoAll reached 0.85x NCCL's busbw with
+ * 32 channels against 0.72x with 16, and Send/Recv 0.96x with 64 (2 H100s,
+ * docs/perf/multi-gpu.md). With 16 a 4-GPU Send/Recv ring topped out at 165
+ * GB/s (1 GB: 0.59x NCCL's time; 64 on 4 H200s: 0.93x), so up to 4 ranks
+ * take 64: a peer's connections are made on first use, and 3 peers of 64
+ * channels hold 768 MB of buffers at most. More peers each hold 16. */
+int dp_gpu_p2p_channels_for(int nRanks) { return nRanks <= 4 ? 64 : 16; }
+
 static void dp_read_plan_params(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   int64_t p2p = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS");
-  /* GPU auto: a pair's Send/Recv and AlltoAll reached 0.85x NCCL's busbw with
-   * 32 channels against 0.72x with 16, and Send/Recv 0.96x with 64 (2
-   * H100s, docs/perf/multi-gpu.md). With 16 a 4-GPU Send/Recv ring topped
-   * out at 165 GB/s (1 GB: 0.59x NCCL's time), so up to 4 ranks take 64 as
-   * well: a peer's connections are made on first use, and 3 peers of 64
-   * channels hold 768 MB of buffers at most. More peers each hold 16. */
-  if (comm->cudaDev >= 0 && p2p == 0) p2p = comm->nRanks <= 4 ? 64 : 16;
+  if (comm->cudaDev >= 0 && p2p == 0) p2p = dp_gpu_p2p_channels_for(comm->nRanks);
   if (p2p < 1) p2p = 1;
   dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
   int gpu = comm->cudaDev >= 0;

@@ -65,6 +65,11 @@ typedef struct dp_state {
  * a channel needs 2 CPUs, 4 where rings cross the network; 1 to 8. */
 int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int net);
 
+/* Channels a GPU point-to-point transfer is split over when
+ * MKCCL_GPU_P2P_NCHANNELS is 0, in a communicator of nRanks (each channel
+ * of each peer used holds an NCCL_BUFFSIZE buffer). */
+int dp_gpu_p2p_channels_for(int nRanks);
+
 struct ncclComm;
 
 /* After bootstrap and peer info: transports, channels, ring connections,

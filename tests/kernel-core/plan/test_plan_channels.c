@@ -1,7 +1,8 @@
 /* How many channels a host communicator takes by default
  * (dp_host_channels_for): a channel per 2 CPUs of a rank's share over
  * shared memory, per 4 over the network, 1 to 8. A thread on every CPU let
- * one descheduled thread stall the rings (docs/PERFORMANCE.md). */
+ * one descheduled thread stall the rings (docs/PERFORMANCE.md). And how
+ * many a GPU point-to-point transfer takes (dp_gpu_p2p_channels_for). */
 #include "check.h"
 #include "plan/dp.h"
 
@@ -19,5 +20,11 @@ int main(void) {
   CHECK_EQ_INT((int)dp_host_channels_for(0, 1, 0), 1);
   CHECK_EQ_INT((int)dp_host_channels_for(256, 1, 0), 8);
   CHECK_EQ_INT((int)dp_host_channels_for(64, 0, 0), 1); /* no ranks counted: the floor */
+  /* GPU point-to-point: 64 channels up to 4 ranks (a 4-GPU Send/Recv ring
+   * needs them), 16 beyond (every peer used holds its channels' buffers). */
+  CHECK_EQ_INT(dp_gpu_p2p_channels_for(2), 64);
+  CHECK_EQ_INT(dp_gpu_p2p_channels_for(4), 64);
+  CHECK_EQ_INT(dp_gpu_p2p_channels_for(5), 16);
+  CHECK_EQ_INT(dp_gpu_p2p_channels_for(8), 16);
   return 0;
 }
