@@ -177,13 +177,33 @@ static ncclResult_t dp_rings_ll_agree(struct ncclComm* comm) {
   return comm_all_agree(comm, dp_my_rings_have_ll(comm), &dp->ringLL, "whether rings have LL lines");
 }
 
+/* Host rings over shared memory on one channel (a host with few CPUs for
+ * its ranks, as the 2-core VM) move each rank's whole piece through one
+ * pair of connections. Smaller steps there let the reader start on a slice
+ * sooner and keep a slice within a core's L2: on the 2-core VM a 2-rank 4 MB
+ * AllReduce averaged 8.4 GB/s with 1 MB buffers against 6.7 with 4 MB
+ * (docs/PERFORMANCE.md, tenth session). With more channels each channel's
+ * pieces are small already (32 cores: the same within the noise), and over
+ * sockets bigger messages did better, so only there; NCCL_BUFFSIZE set by
+ * the user (environment or manifest) always wins. */
+int64_t dp_host_buffsize_for(int64_t ncclBuff, int userSet, int host, int net, int nChannels, int64_t oneChannelShm) {
+  return !userSet && host && !net && nChannels == 1 && oneChannelShm > 0 ? oneChannelShm : ncclBuff;
+}
+
+static ncclResult_t dp_buffsize_check(const char* name, int64_t buff) {
+  if (buff < 64 * MKCCL_STEPS || buff > (1 << 30))
+    return MK_FAIL(ncclInvalidArgument, "%s=%lld out of range (%d to %d)", name, (long long)buff, 64 * MKCCL_STEPS,
+                   1 << 30);
+  return ncclSuccess;
+}
+
 ncclResult_t dp_init(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   ncclResult_t res = ncclSuccess;
   int64_t buff = param_int("NCCL_BUFFSIZE");
-  if (buff < 64 * MKCCL_STEPS || buff > (1 << 30))
-    return MK_FAIL(ncclInvalidArgument, "NCCL_BUFFSIZE=%lld out of range", (long long)buff);
-  dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
+  int64_t oneChannelShm = param_int("MKCCL_HOST_SHM_BUFFSIZE");
+  MK_CHECK(dp_buffsize_check("NCCL_BUFFSIZE", buff));
+  if (oneChannelShm != 0) MK_CHECK(dp_buffsize_check("MKCCL_HOST_SHM_BUFFSIZE", oneChannelShm));
   int64_t ll = param_int("NCCL_LL_BUFFSIZE");
   if (ll < 0 || ll > (1 << 30)) return MK_FAIL(ncclInvalidArgument, "NCCL_LL_BUFFSIZE=%lld out of range", (long long)ll);
   dp->llBuffSize = (int)(ll / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
@@ -198,7 +218,11 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp->proxyAttached = 1;
   dp->proxy.profile = &comm->profile;
   dp->proxy.timeoutSec = param_int("MKCCL_TIMEOUT"); /* bounds the flush of finalize and destroy */
-  MK_CHECK_GOTO(channel_setup(comm, dp_channel_count(comm)), res, fail_proxy);
+  int nChannels = dp_channel_count(comm);
+  buff = dp_host_buffsize_for(buff, param_source("NCCL_BUFFSIZE", NULL) != PARAM_FROM_DEFAULT, comm->cudaDev < 0,
+                              dp_host_net(comm), nChannels, oneChannelShm);
+  dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
+  MK_CHECK_GOTO(channel_setup(comm, nChannels), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
   MK_CHECK_GOTO(dp_rings_ll_agree(comm), res, fail_channels);
   dp_read_plan_params(comm);

@@ -2,7 +2,8 @@
  * (dp_host_channels_for): a channel per 2 CPUs of a rank's share over
  * shared memory, per 4 over the network, 1 to 8. A thread on every CPU let
  * one descheduled thread stall the rings (docs/PERFORMANCE.md). And how
- * many a GPU point-to-point transfer takes (dp_gpu_p2p_channels_for). */
+ * many a GPU point-to-point transfer takes (dp_gpu_p2p_channels_for), and
+ * the connection buffer's size (dp_host_buffsize_for). */
 #include "check.h"
 #include "plan/dp.h"
 
@@ -26,5 +27,14 @@ int main(void) {
   CHECK_EQ_INT(dp_gpu_p2p_channels_for(4), 64);
   CHECK_EQ_INT(dp_gpu_p2p_channels_for(5), 16);
   CHECK_EQ_INT(dp_gpu_p2p_channels_for(8), 16);
+  /* Connection buffers: NCCL_BUFFSIZE, except a host communicator over
+   * shared memory on one channel, unless the user set NCCL_BUFFSIZE. */
+  const int64_t def = 4 << 20, one = 1 << 20;
+  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 1, one) == one);
+  CHECK(dp_host_buffsize_for(def, 1, 1, 0, 1, one) == def); /* the user's NCCL_BUFFSIZE */
+  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 2, one) == def); /* several channels */
+  CHECK(dp_host_buffsize_for(def, 0, 1, 1, 1, one) == def); /* rings over the network */
+  CHECK(dp_host_buffsize_for(def, 0, 0, 0, 1, one) == def); /* GPU */
+  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 1, 0) == def);   /* the exception switched off */
   return 0;
 }
