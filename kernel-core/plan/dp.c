@@ -182,12 +182,24 @@ static ncclResult_t dp_rings_ll_agree(struct ncclComm* comm) {
  * pair of connections. Smaller steps there let the reader start on a slice
  * sooner and keep a slice within a core's L2: on the 2-core VM a 2-rank 4 MB
  * AllReduce averaged 8.4 GB/s with 1 MB buffers against 6.7 with 4 MB
- * (docs/PERFORMANCE.md, tenth session). With more channels each channel's
- * pieces are small already (32 cores: the same within the noise), and over
- * sockets bigger messages did better, so only there; NCCL_BUFFSIZE set by
- * the user (environment or manifest) always wins. */
-int64_t dp_host_buffsize_for(int64_t ncclBuff, int userSet, int host, int net, int nChannels, int64_t oneChannelShm) {
-  return !userSet && host && !net && nChannels == 1 && oneChannelShm > 0 ? oneChannelShm : ncclBuff;
+ * (docs/PERFORMANCE.md, tenth session). Not where ranks outnumber a host's
+ * CPUs: a writer then runs ahead while its reader is off the CPU, and 4
+ * ranks on the 2-core VM lost 10% at 1 MB with 1 MB buffers. With more
+ * channels each channel's pieces are small already (32 cores: the same
+ * within the noise), and over sockets bigger messages did better, so only
+ * there; NCCL_BUFFSIZE set by the user (environment or manifest) always
+ * wins. */
+int64_t dp_host_buffsize_for(int64_t ncclBuff, int userSet, int host, int net, int nChannels, int oversubscribed,
+                             int64_t oneChannelShm) {
+  return !userSet && host && !net && nChannels == 1 && !oversubscribed && oneChannelShm > 0 ? oneChannelShm : ncclBuff;
+}
+
+/* Whether some host has more ranks than CPUs they may keep busy (the same
+ * answer on every rank). */
+static int dp_hosts_oversubscribed(const struct ncclComm* comm) {
+  for (int r = 0; r < comm->nRanks; r++)
+    if (comm_peer_host_ranks(comm, r) > comm->peerInfo[r].cpus) return 1;
+  return 0;
 }
 
 static ncclResult_t dp_buffsize_check(const char* name, int64_t buff) {
@@ -220,7 +232,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp->proxy.timeoutSec = param_int("MKCCL_TIMEOUT"); /* bounds the flush of finalize and destroy */
   int nChannels = dp_channel_count(comm);
   buff = dp_host_buffsize_for(buff, param_source("NCCL_BUFFSIZE", NULL) != PARAM_FROM_DEFAULT, comm->cudaDev < 0,
-                              dp_host_net(comm), nChannels, oneChannelShm);
+                              dp_host_net(comm), nChannels, dp_hosts_oversubscribed(comm), oneChannelShm);
   dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   MK_CHECK_GOTO(channel_setup(comm, nChannels), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);

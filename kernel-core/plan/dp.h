@@ -71,9 +71,11 @@ int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int net);
 int dp_gpu_p2p_channels_for(int nRanks);
 
 /* Connection buffer bytes: NCCL_BUFFSIZE (ncclBuff), or for a host
- * communicator over shared memory that runs one channel, unless the user set
- * NCCL_BUFFSIZE, MKCCL_HOST_SHM_BUFFSIZE (oneChannelShm; 0: no exception). */
-int64_t dp_host_buffsize_for(int64_t ncclBuff, int userSet, int host, int net, int nChannels, int64_t oneChannelShm);
+ * communicator over shared memory that runs one channel on hosts with a CPU
+ * per rank, unless the user set NCCL_BUFFSIZE, MKCCL_HOST_SHM_BUFFSIZE
+ * (oneChannelShm; 0: no exception). */
+int64_t dp_host_buffsize_for(int64_t ncclBuff, int userSet, int host, int net, int nChannels, int oversubscribed,
+                             int64_t oneChannelShm);
 
 struct ncclComm;
 

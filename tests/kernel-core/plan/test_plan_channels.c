@@ -28,13 +28,15 @@ int main(void) {
   CHECK_EQ_INT(dp_gpu_p2p_channels_for(5), 16);
   CHECK_EQ_INT(dp_gpu_p2p_channels_for(8), 16);
   /* Connection buffers: NCCL_BUFFSIZE, except a host communicator over
-   * shared memory on one channel, unless the user set NCCL_BUFFSIZE. */
+   * shared memory on one channel with a CPU per rank, unless the user set
+   * NCCL_BUFFSIZE. */
   const int64_t def = 4 << 20, one = 1 << 20;
-  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 1, one) == one);
-  CHECK(dp_host_buffsize_for(def, 1, 1, 0, 1, one) == def); /* the user's NCCL_BUFFSIZE */
-  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 2, one) == def); /* several channels */
-  CHECK(dp_host_buffsize_for(def, 0, 1, 1, 1, one) == def); /* rings over the network */
-  CHECK(dp_host_buffsize_for(def, 0, 0, 0, 1, one) == def); /* GPU */
-  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 1, 0) == def);   /* the exception switched off */
+  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 1, 0, one) == one);
+  CHECK(dp_host_buffsize_for(def, 1, 1, 0, 1, 0, one) == def); /* the user's NCCL_BUFFSIZE */
+  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 2, 0, one) == def); /* several channels */
+  CHECK(dp_host_buffsize_for(def, 0, 1, 1, 1, 0, one) == def); /* rings over the network */
+  CHECK(dp_host_buffsize_for(def, 0, 0, 0, 1, 0, one) == def); /* GPU */
+  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 1, 1, one) == def); /* more ranks than CPUs */
+  CHECK(dp_host_buffsize_for(def, 0, 1, 0, 1, 0, 0) == def);   /* the exception switched off */
   return 0;
 }
