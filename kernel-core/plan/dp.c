@@ -231,8 +231,10 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   dp->proxy.profile = &comm->profile;
   dp->proxy.timeoutSec = param_int("MKCCL_TIMEOUT"); /* bounds the flush of finalize and destroy */
   int nChannels = dp_channel_count(comm);
-  buff = dp_host_buffsize_for(buff, param_source("NCCL_BUFFSIZE", NULL) != PARAM_FROM_DEFAULT, comm->cudaDev < 0,
-                              dp_host_net(comm), nChannels, dp_hosts_oversubscribed(comm), oneChannelShm);
+  int host = comm->cudaDev < 0;
+  /* The oversubscription scan is O(ranks^2): host communicators only. */
+  buff = dp_host_buffsize_for(buff, param_source("NCCL_BUFFSIZE", NULL) != PARAM_FROM_DEFAULT, host, dp_host_net(comm),
+                              nChannels, host && dp_hosts_oversubscribed(comm), oneChannelShm);
   dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   MK_CHECK_GOTO(channel_setup(comm, nChannels), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
