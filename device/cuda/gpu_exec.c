@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -74,7 +75,32 @@ struct gpu_exec {
   cu_stream_t diagStream;
   uint64_t* diagBuf; /* pinned: read-back of channel 0's connections */
   gpu_graph_work_t* graphWork; /* work items of captured launches, for the graphs' replays */
+  uint64_t* trace;             /* MKCCL_GPU_TRACE: the kernels' slice events (device memory), or NULL */
 };
+
+/* MKCCL_GPU_TRACE: the last traced kernel's slice events on channel 0, one
+ * line each, microseconds from the kernel's start (diagnostics: the cost of
+ * a slice's wait, barrier, data and posts on a real GPU). */
+static void gpu_trace_print(gpu_exec_t* ex) {
+  uint32_t cap = ex->hostComm->traceCap;
+  uint64_t* t = calloc(1 + 2 * (size_t)cap, sizeof(uint64_t));
+  if (!t) return;
+  if (ex->g->memcpy_dtoh(t, (cu_deviceptr_t)(uintptr_t)ex->trace, (1 + 2 * (size_t)cap) * sizeof(uint64_t)) ==
+      CUDA_DRV_SUCCESS) {
+    static const char* evs[] = {"kernel", "slice", "waited", "go", "data", "posted", "run", "bound"};
+    uint64_t n = t[0] < cap ? t[0] : cap;
+    fprintf(stderr, "# mkccl trace rank %d: %llu events of channel 0 (us from kernel start; prim, slice, bytes)\n",
+            ex->rank, (unsigned long long)n);
+    for (uint64_t i = 0; i < n; i++) {
+      uint64_t c = t[2 + 2 * i];
+      fprintf(stderr, "# rank %d %9.3f %-6s prim %llu slice %llu bytes %llu\n", ex->rank,
+              (double)(t[1 + 2 * i] - t[1]) / 1e3, evs[(c & 15) < 8 ? (c & 15) : 0],
+              (unsigned long long)((c >> 4) & 0xff), (unsigned long long)((c >> 12) & 0xff),
+              (unsigned long long)(c >> 32));
+    }
+  }
+  free(t);
+}
 
 /* The GPU watchdog (MKCCL_GPU_WATCHDOG seconds, 0 off): every that many
  * seconds, report what each channel's CTA last did (a diagnostic for GPU
@@ -450,6 +476,14 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->hostComm->traceStatus = param_int("MKCCL_GPU_WATCHDOG") > 0 || param_int("MKCCL_GPU_PROBE") != 0;
   ex->hostComm->p2pSplit = param_int("MKCCL_GPU_P2P_SPLIT") != 0;
   ex->hostComm->copyUnroll = param_int("MKCCL_GPU_COPY_UNROLL") == 4 ? 4 : 8;
+  int64_t traceCap = param_int("MKCCL_GPU_TRACE");
+  cu_deviceptr_t traceDev;
+  if (traceCap > 0 && traceCap < (1 << 20) && g->mem_alloc(&traceDev, (1 + 2 * (size_t)traceCap) * 8) == CUDA_DRV_SUCCESS &&
+      g->memset_d8(traceDev, 0, (1 + 2 * (size_t)traceCap) * 8) == CUDA_DRV_SUCCESS) {
+    ex->trace = (uint64_t*)(uintptr_t)traceDev;
+    ex->hostComm->trace = ex->trace;
+    ex->hostComm->traceCap = (uint32_t)traceCap;
+  }
   r = g->memcpy_async(d, (cu_deviceptr_t)(uintptr_t)ex->hostComm, sizeof(mk_dev_comm_t), ex->initStream);
   if (r == CUDA_DRV_SUCCESS) /* zeros: no connection yet */
     r = g->memcpy_async((cu_deviceptr_t)(uintptr_t)ex->devConns, (cu_deviceptr_t)(uintptr_t)ex->hostConns,
@@ -515,6 +549,10 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
   if (ex->diagPre) g->event_destroy(ex->diagPre);
   if (ex->diagStream) g->stream_destroy(ex->diagStream);
   if (ex->diagBuf) g->mem_free_host(ex->diagBuf);
+  if (ex->trace) {
+    gpu_trace_print(ex);
+    g->mem_free((cu_deviceptr_t)(uintptr_t)ex->trace);
+  }
   while (ex->graphWork) {
     gpu_graph_work_t* w = ex->graphWork;
     ex->graphWork = w->next;

@@ -55,7 +55,47 @@ struct mk_prims {
    * channel side by side, as NCCL's send/recv warp groups). */
   int tid, nthreads, bar;
   int copyUnroll; /* 16-byte loads per thread a turn in mk_copy (4 or 8) */
+  /* Every thread's own copy of the bound connections' step counters, so
+   * that no thread waits for thread 0's posts to read them (thread 0 also
+   * keeps the slot's `step` current, for the write-back). */
+  uint64_t rstep, sstep, rstep1, sstep1;
+  struct mk_conn_slots* slots; /* shared: the bound connections */
+  uint64_t* trace;             /* MKCCL_GPU_TRACE, channel 0 only, else NULL */
+  uint64_t* traceStart;        /* shared: [0] the kernel's start time until its first event (then 0), [1] events */
+  uint32_t traceCap;
 };
+
+/* The connections an item uses, copied into shared memory while it runs
+ * (mk_attach), written back when it ends (mk_detach_t0): each slice reads
+ * a connection's pointers and step, from device memory a round trip to L2
+ * on the critical path of every hop. */
+enum { MK_SLOT_RECV, MK_SLOT_SEND, MK_SLOT_RECV1, MK_SLOT_SEND1, MK_SLOTS };
+struct mk_conn_slots {
+  mk_dev_conn_t c[MK_SLOTS];
+  mk_dev_conn_t* home[MK_SLOTS]; /* where each came from, NULL: free */
+};
+
+/* Slice events for MKCCL_GPU_TRACE (block thread 0 of channel 0): the
+ * first of a kernel starts the record over, after its start time. Stores
+ * only (the count lives in shared memory): a load of the record's count
+ * from device memory cost ~0.5 us an event. */
+enum { MK_EV_KERNEL, MK_EV_SLICE, MK_EV_WAITED, MK_EV_GO, MK_EV_DATA, MK_EV_POSTED, MK_EV_RUN, MK_EV_BOUND };
+static __device__ void mk_trace(const mk_prims* p, int ev, int prim, int slice, int64_t bytes) {
+  if (!p->trace || threadIdx.x != 0) return;
+  uint64_t* t = p->trace;
+  if (p->traceStart[0]) {
+    t[1] = p->traceStart[0];
+    t[2] = MK_EV_KERNEL;
+    p->traceStart[0] = 0;
+    p->traceStart[1] = 1;
+  }
+  uint64_t n = p->traceStart[1];
+  if (n >= p->traceCap) return;
+  p->traceStart[1] = n + 1;
+  t[1 + 2 * n] = mk_globaltimer();
+  t[2 + 2 * n] = (uint64_t)ev | (uint64_t)prim << 4 | (uint64_t)(slice & 0xff) << 12 | (uint64_t)bytes << 32;
+  t[0] = n + 1;
+}
 
 static __device__ __forceinline__ void mk_sync(const mk_prims* p) {
   if (p->bar == 0)
@@ -283,8 +323,8 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
   int64_t done = 0;
   for (int slice = 0; slice < slices; slice++) {
     int64_t bytes = steps_slice_len(s, chunkBytes, slice);
-    uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
-    uint64_t rstep1 = r1 ? r1->step : 0, sstep1 = s1 ? s1->step : 0;
+    uint64_t rstep = p->rstep, sstep = p->sstep, rstep1 = p->rstep1, sstep1 = p->sstep1;
+    mk_trace(p, MK_EV_SLICE, prim, slice, bytes);
     if (p->tid == 0) {
       bool ok = true;
       mk_status(p->status, MK_STATUS_TICKS, ++p->ticks);
@@ -296,8 +336,10 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
       if (ok && send) ok = mk_wait_room(p, p->send, sstep + p->sliceSteps);
       if (ok && s1) ok = mk_wait_room(p, s1, sstep1 + p->sliceSteps);
       if (!ok) *p->aborted = 1;
+      mk_trace(p, MK_EV_WAITED, prim, slice, bytes);
     }
     if (mk_sync_aborted(p)) return 1;
+    mk_trace(p, MK_EV_GO, prim, slice, bytes);
 #ifdef MKCCL_KERNEL_UNPACK
     /* One net receive per slice: its pages go from the bounce buffer into
      * the slot before anyone reads it (the host executor does the same). */
@@ -309,11 +351,14 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
                     useSrc ? src + done : nullptr, send ? mk_send_ptr(p->send, sstep) : nullptr,
                     s1 ? mk_send_ptr(s1, sstep1) : nullptr, useDst ? dst + done : nullptr, bytes / p->ts, final);
     mk_sync(p);
+    mk_trace(p, MK_EV_DATA, prim, slice, bytes);
     /* Posts (after the barrier, thread 0 for the block): one system fence
      * per slice that sends, none for a receive's head, as NCCL's Simple
      * protocol does. A fence per post cost ~8 us a hop on H100s; the
      * block's reads of the slot ended before the barrier, so the head needs
-     * no fence. */
+     * no fence. No barrier after them: the other threads go on to the next
+     * slice's barrier, which thread 0 reaches once it has posted and waited
+     * (every thread counts the steps itself). */
     if (p->tid == 0) {
       if (recv) mk_post_head(p->recv, rstep, p->sliceSteps);
       if (r1) mk_post_head(r1, rstep1, p->sliceSteps);
@@ -324,8 +369,12 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
         mk_post_tail(p->send, sstep, p->sliceSteps);
         if (s1) mk_post_tail(s1, sstep1, p->sliceSteps);
       }
+      mk_trace(p, MK_EV_POSTED, prim, slice, bytes);
     }
-    mk_sync(p);
+    if (recv) p->rstep += p->sliceSteps;
+    if (r1) p->rstep1 += p->sliceSteps;
+    if (send) p->sstep += p->sliceSteps;
+    if (s1) p->sstep1 += p->sliceSteps;
     done += bytes;
   }
   return 0;
@@ -342,10 +391,8 @@ static __device__ __forceinline__ int mk_prims_any(mk_prims* p, int prim, const 
 #define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_any((p), (prim), (const char*)(src), (char*)(dst), (nelem))
 #include "device/common/coll_ring.h"
 
-static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
-  if (c && threadIdx.x == 0) c->step = steps_op_base(c->step, chunkSteps);
-  __syncthreads();
-}
+/* A send connection's step rounded up to the operation's chunk (thread 0). */
+static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) { c->step = steps_op_base(c->step, chunkSteps); }
 
 /* The same for a receive: steps skipped by the rounding were never sent,
  * so their slots go back to the sender now (as the host's primitives and
@@ -356,11 +403,54 @@ static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) {
  * on 4 H100s hung so (watchdog: head 1453, target 1454, step 1456); an LL
  * AllGather or ReduceScatter of 4 ranks (3 steps per loop) can as well. */
 static __device__ void mk_begin_recv(mk_dev_conn_t* c, int chunkSteps) {
-  if (c && threadIdx.x == 0) {
-    uint64_t step = c->step, base = steps_op_base(step, chunkSteps);
-    if (base != step) mk_post_head(c, step, (int)(base - step));
+  uint64_t step = c->step, base = steps_op_base(step, chunkSteps);
+  if (base != step) mk_post_head(c, step, (int)(base - step));
+}
+
+/* Connections back to device memory (their step counters and the head the
+ * kernel saw): thread 0, after a block barrier (every thread is done). */
+static __device__ void mk_detach_t0(mk_conn_slots* s) {
+  for (int k = 0; k < MK_SLOTS; k++) {
+    mk_dev_conn_t* g = s->home[k];
+    if (!g) continue;
+    g->step = s->c[k].step;
+    g->headSeen = s->c[k].headSeen;
+    s->home[k] = nullptr;
+  }
+}
+
+/* Bind the primitives of the whole block to these connections (NULL:
+ * unused), starting an operation of p->chunkSteps on each: what was bound
+ * before goes back to device memory, these come into shared memory. Every
+ * thread of the block calls it. */
+static __device__ void mk_attach(mk_prims* p, mk_dev_conn_t* recv, mk_dev_conn_t* send, mk_dev_conn_t* recv1,
+                                 mk_dev_conn_t* send1) {
+  mk_conn_slots* s = p->slots;
+  mk_dev_conn_t* g[MK_SLOTS] = {recv, send, recv1, send1};
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mk_detach_t0(s);
+    for (int k = 0; k < MK_SLOTS; k++) {
+      if (!g[k]) continue;
+      s->home[k] = g[k];
+      s->c[k] = *g[k];
+      if (k == MK_SLOT_RECV || k == MK_SLOT_RECV1)
+        mk_begin_recv(&s->c[k], p->chunkSteps);
+      else
+        mk_begin(&s->c[k], p->chunkSteps);
+    }
   }
   __syncthreads();
+  p->recv = recv ? &s->c[MK_SLOT_RECV] : nullptr;
+  p->send = send ? &s->c[MK_SLOT_SEND] : nullptr;
+  p->recv1 = recv1 ? &s->c[MK_SLOT_RECV1] : nullptr;
+  p->send1 = send1 ? &s->c[MK_SLOT_SEND1] : nullptr;
+  p->rstep = recv ? p->recv->step : 0;
+  p->sstep = send ? p->send->step : 0;
+  p->rstep1 = recv1 ? p->recv1->step : 0;
+  p->sstep1 = send1 ? p->send1->step : 0;
+  mk_dev_conn_t* any = p->recv ? p->recv : p->send;
+  p->stepSize = any ? any->stepSize : 0;
 }
 
 /* What a tree's MK_PRIMS_BIND needs: the channel and the communicator's size. */
@@ -375,16 +465,10 @@ static __device__ int mk_prims_bind(mk_prims* p, const mk_tree_exec* x, const in
                                     const int* sendPeers, int nSend) {
   mk_dev_channel_t* ch = x->ch;
   int n = x->nRanks;
-  p->recv = nRecv > 0 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_RECV, recvPeers[0]) : nullptr;
-  p->recv1 = nRecv > 1 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_RECV, recvPeers[1]) : nullptr;
-  p->send = nSend > 0 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, sendPeers[0]) : nullptr;
-  p->send1 = nSend > 1 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, sendPeers[1]) : nullptr;
-  mk_dev_conn_t* any = p->recv ? p->recv : p->send;
-  p->stepSize = any ? any->stepSize : 0;
-  mk_begin_recv(p->recv, p->chunkSteps);
-  mk_begin_recv(p->recv1, p->chunkSteps);
-  mk_begin(p->send, p->chunkSteps);
-  mk_begin(p->send1, p->chunkSteps);
+  mk_attach(p, nRecv > 0 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_RECV, recvPeers[0]) : nullptr,
+            nSend > 0 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, sendPeers[0]) : nullptr,
+            nRecv > 1 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_RECV, recvPeers[1]) : nullptr,
+            nSend > 1 ? MK_DEV_CONN(ch, n, MK_DEV_COLL_SEND, sendPeers[1]) : nullptr);
   return 0;
 }
 
@@ -396,24 +480,27 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_wor
                                    bool split) {
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
   int sendChunks = 0, recvChunks = 0;
-  mk_prims sp = *base, rp = *base;
-  sp.ts = rp.ts = 1;
-  sp.type = rp.type = ncclUint8;
-  sp.op = rp.op = MK_OP_SUM;
-  sp.proto = rp.proto = MK_PROTO_SIMPLE;
-  sp.recv = sp.send = rp.recv = rp.send = nullptr;
+  mk_prims sp = *base;
+  sp.ts = 1;
+  sp.type = ncclUint8;
+  sp.op = MK_OP_SUM;
+  sp.proto = MK_PROTO_SIMPLE;
+  sp.chunkSteps = sp.sliceSteps = 1;
+  mk_dev_conn_t *sendConn = nullptr, *recvConn = nullptr;
   if (w->sendBytes >= 0) {
     coll_p2p_part(w->sendBytes, w->nChannels, bid, chunk, &sendOff, &sendLen, &sendChunks);
-    sp.send = MK_DEV_CONN(ch, nRanks, MK_DEV_P2P_SEND, w->sendPeer);
-    sp.stepSize = sp.send->stepSize;
-    mk_begin(sp.send, 1);
+    sendConn = MK_DEV_CONN(ch, nRanks, MK_DEV_P2P_SEND, w->sendPeer);
   }
   if (w->recvBytes >= 0) {
     coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
-    rp.recv = MK_DEV_CONN(ch, nRanks, MK_DEV_P2P_RECV, w->recvPeer);
-    rp.stepSize = rp.recv->stepSize;
-    mk_begin(rp.recv, 1);
+    recvConn = MK_DEV_CONN(ch, nRanks, MK_DEV_P2P_RECV, w->recvPeer);
   }
+  mk_attach(&sp, recvConn, sendConn, nullptr, nullptr);
+  mk_prims rp = sp;
+  sp.recv = nullptr;
+  rp.send = nullptr;
+  if (sp.send) sp.stepSize = sp.send->stepSize;
+  if (rp.recv) rp.stepSize = rp.recv->stepSize;
   /* Both ways (MKCCL_GPU_P2P_SPLIT): half the block sends while the other
    * half receives, each with its own named barrier. Otherwise one chunk of
    * each in turn (never all sends first: two peers sending to each other
@@ -449,8 +536,13 @@ static __device__ __noinline__ void mk_run_tree(mk_dev_comm_t* comm, mk_dev_chan
 }
 
 static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted,
-                              char* scratch) {
+                              char* scratch, mk_conn_slots* slots, uint64_t* traceStart) {
   mk_prims p;
+  p.slots = slots;
+  p.trace = channel == 0 && comm->traceCap ? comm->trace : nullptr;
+  p.traceCap = comm->traceCap;
+  p.traceStart = traceStart;
+  p.rstep = p.sstep = p.rstep1 = p.sstep1 = 0;
   int chunkSteps, sliceSteps;
   mk_coll_shape_proto(w->coll, w->algo, w->proto, &chunkSteps, &sliceSteps);
   p.chunkSteps = chunkSteps;
@@ -503,11 +595,10 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   c.chunkElems = w->chunkSize / p.ts;
   int recvs, sends;
   coll_ring_uses(&c, w, &recvs, &sends);
-  p.recv = recvs ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_RECV, ch->ringPrev) : nullptr;
-  p.send = sends ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_SEND, ch->ringNext) : nullptr;
-  p.stepSize = (p.recv ? p.recv : p.send) ? (p.recv ? p.recv : p.send)->stepSize : 0;
-  mk_begin_recv(p.recv, chunkSteps);
-  mk_begin(p.send, chunkSteps);
+  mk_trace(&p, MK_EV_RUN, 0, 0, 0);
+  mk_attach(&p, recvs ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_RECV, ch->ringPrev) : nullptr,
+            sends ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_SEND, ch->ringNext) : nullptr, nullptr, nullptr);
+  mk_trace(&p, MK_EV_BOUND, 0, 0, 0);
   coll_ring_run(&p, w, &c);
 }
 
@@ -517,6 +608,8 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
 extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(mk_kernel_args_t args) {
   __shared__ mk_work_t work;
   __shared__ int aborted;
+  __shared__ mk_conn_slots slots;
+  __shared__ uint64_t traceStart[2];
 #ifdef MKCCL_KERNEL_UNPACK
   __shared__ __align__(16) char scratch[MK_UNPACK_SCRATCH];
 #else
@@ -526,6 +619,8 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(
   mk_dev_channel_t* ch = &args.comm->channels[channel];
   if (threadIdx.x == 0) {
     aborted = 0;
+    for (int k = 0; k < MK_SLOTS; k++) slots.home[k] = nullptr;
+    traceStart[0] = mk_globaltimer();
     if (args.comm->traceStatus && args.comm->status)
       args.comm->status[channel * MK_DEV_STATUS_WORDS + MK_STATUS_TICKS] += 1000000;
   }
@@ -543,7 +638,8 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(
     }
     __syncthreads();
     if (channel >= work.channelLo && channel < work.channelLo + work.nChannels && !aborted)
-      mk_run(args.comm, ch, &work, channel, &aborted, scratch);
+      mk_run(args.comm, ch, &work, channel, &aborted, scratch, &slots, traceStart);
     __syncthreads();
+    if (threadIdx.x == 0) mk_detach_t0(&slots); /* before the next item's barrier */
   }
 }

@@ -100,7 +100,7 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
   bool final = mk_prim_is_final(prim);
   bool arith = (recv && useSrc) || (useSrc && p->op == MK_OP_PREMULSUM) || (final && p->op == MK_OP_SUMPOSTDIV);
   int64_t bytes = nelem * p->ts;
-  uint64_t rstep = recv ? p->recv->step : 0, sstep = send ? p->send->step : 0;
+  uint64_t rstep = p->rstep, sstep = p->sstep;
   if (send) { /* a free slot: the receiver is done with the step MKCCL_STEPS back */
     if (p->tid == 0 && !mk_wait_room(p, p->send, sstep + 1)) *p->aborted = 1;
     if (mk_sync_aborted(p)) return 1;
@@ -126,7 +126,9 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
     if (recv) mk_post_head(p->recv, rstep, 1); /* every thread has read its lines (the barrier): the slot is free */
     if (send) p->send->step = sstep + 1;
   }
-  mk_sync(p);
+  /* No barrier: every thread counts the steps itself (as in mk_prims_chunk). */
+  if (recv) p->rstep = rstep + 1;
+  if (send) p->sstep = sstep + 1;
   return 0;
 }
 
