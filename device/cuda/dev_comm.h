@@ -67,6 +67,8 @@ typedef struct {
   uint32_t p2pSplit;            /* MKCCL_GPU_P2P_SPLIT: a Send/Recv item's send and receive side by side */
   uint32_t copyUnroll;          /* MKCCL_GPU_COPY_UNROLL: 16-byte loads per thread a turn in plain copies (4 or 8) */
   uint32_t traceCap;            /* MKCCL_GPU_TRACE: events `trace` holds (0: no trace) */
+  uint32_t postWarp;            /* MKCCL_GPU_POST_WARP */
+  uint32_t pad;
   uint64_t* trace;              /* device memory: [0] count, then (time, code) pairs of channel 0's slices */
   mk_dev_channel_t channels[MK_DEV_MAX_CHANNELS];
 } mk_dev_comm_t;

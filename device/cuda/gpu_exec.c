@@ -476,6 +476,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->hostComm->traceStatus = param_int("MKCCL_GPU_WATCHDOG") > 0 || param_int("MKCCL_GPU_PROBE") != 0;
   ex->hostComm->p2pSplit = param_int("MKCCL_GPU_P2P_SPLIT") != 0;
   ex->hostComm->copyUnroll = param_int("MKCCL_GPU_COPY_UNROLL") == 4 ? 4 : 8;
+  ex->hostComm->postWarp = param_int("MKCCL_GPU_POST_WARP") != 0;
   int64_t traceCap = param_int("MKCCL_GPU_TRACE");
   cu_deviceptr_t traceDev;
   if (traceCap > 0 && traceCap < (1 << 20) && g->mem_alloc(&traceDev, (1 + 2 * (size_t)traceCap) * 8) == CUDA_DRV_SUCCESS &&

@@ -55,6 +55,7 @@ struct mk_prims {
    * channel side by side, as NCCL's send/recv warp groups). */
   int tid, nthreads, bar;
   int copyUnroll; /* 16-byte loads per thread a turn in mk_copy (4 or 8) */
+  int postWarp;   /* MKCCL_GPU_POST_WARP: a whole block's Simple slices posted by its last warp */
   /* Every thread's own copy of the bound connections' step counters, so
    * that no thread waits for thread 0's posts to read them (thread 0 also
    * keeps the slot's `step` current, for the write-back). */
@@ -114,6 +115,16 @@ static __device__ __forceinline__ bool mk_sync_aborted(const mk_prims* p) {
   asm volatile("{ .reg .pred a, b; setp.ne.s32 a, %1, 0; bar.red.or.pred b, %2, %3, a; selp.s32 %0, 1, 0, b; }"
                : "=r"(r)
                : "r"(v), "r"(p->bar), "r"(p->nthreads)
+               : "memory");
+  return r != 0;
+}
+
+/* A named barrier of n threads that also ORs v over them. */
+static __device__ __forceinline__ bool mk_bar_or(int bar, int n, int v) {
+  int r;
+  asm volatile("{ .reg .pred a, b; setp.ne.s32 a, %1, 0; bar.red.or.pred b, %2, %3, a; selp.s32 %0, 1, 0, b; }"
+               : "=r"(r)
+               : "r"(v), "r"(bar), "r"(n)
                : "memory");
   return r != 0;
 }
@@ -308,10 +319,55 @@ static __device__ void mk_slice_data(const mk_prims* p, int prim, const char* in
   }
 }
 
-/* One chunk (exactly chunkSteps steps on each connection used). Returns
- * non-zero when aborted. Rings use recv and send; trees also recv1 and
- * send1 (a second child). */
-static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
+/* MKCCL_GPU_POST_WARP: when a whole block runs the Simple primitives, its
+ * last warp posts each slice (heads, sizes, the system fence, tails) while
+ * the other warps go on to the next slice's wait and data, as NCCL's
+ * primitives give the posts to threads of their own. A slice's fence waits
+ * for its stores to reach the peer (1 to 5 us, MKCCL_GPU_TRACE); with
+ * thread 0 posting, no data moved meanwhile. Barriers: MK_BAR_WORKERS
+ * among the others, MK_BAR_SLICE (the whole block, once per slice) hands a
+ * slice that is written over to the post warp, and an abort with it. */
+#define MK_BAR_WORKERS 3
+#define MK_BAR_SLICE 4
+#define MK_POST_WARP_TID (MK_KERNEL_THREADS - 32)
+
+static __device__ bool mk_post_roles(const mk_prims* p) {
+  return p->postWarp && p->bar == 0 && p->nthreads == MK_KERNEL_THREADS && (int)blockDim.x == MK_KERNEL_THREADS;
+}
+
+/* The post warp's side of a chunk: the same slices, posted. */
+static __device__ int mk_post_chunk(mk_prims* p, int prim, int64_t nelem) {
+  bool recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
+  mk_dev_conn_t* r1 = recv ? p->recv1 : nullptr;
+  mk_dev_conn_t* s1 = send ? p->send1 : nullptr;
+  steps_shape_t s = {p->chunkSteps, p->sliceSteps, p->stepSize};
+  int64_t chunkBytes = nelem * p->ts;
+  int slices = steps_slices_per_chunk(s);
+  for (int slice = 0; slice < slices; slice++) {
+    int64_t bytes = steps_slice_len(s, chunkBytes, slice);
+    if (mk_bar_or(MK_BAR_SLICE, MK_KERNEL_THREADS, 0)) return 1; /* the workers are done with it (or aborted) */
+    if ((int)threadIdx.x == MK_POST_WARP_TID) {
+      if (recv) mk_post_head(p->recv, p->rstep, p->sliceSteps);
+      if (r1) mk_post_head(r1, p->rstep1, p->sliceSteps);
+      if (send) {
+        mk_post_size(p->send, p->sstep, bytes);
+        if (s1) mk_post_size(s1, p->sstep1, bytes);
+        mk_fence_sys(); /* the block's data (and the sizes) before the tails */
+        mk_post_tail(p->send, p->sstep, p->sliceSteps);
+        if (s1) mk_post_tail(s1, p->sstep1, p->sliceSteps);
+      }
+    }
+    if (recv) p->rstep += p->sliceSteps;
+    if (r1) p->rstep1 += p->sliceSteps;
+    if (send) p->sstep += p->sliceSteps;
+    if (s1) p->sstep1 += p->sliceSteps;
+  }
+  return 0;
+}
+
+/* The slices of a chunk, by the threads that move data: the whole block,
+ * or all but the post warp (`roles`, see mk_post_chunk). */
+static __device__ int mk_prims_chunk_work(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem, bool roles) {
   bool recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
   mk_dev_conn_t* r1 = recv ? p->recv1 : nullptr;
   mk_dev_conn_t* s1 = send ? p->send1 : nullptr;
@@ -338,7 +394,10 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
       if (!ok) *p->aborted = 1;
       mk_trace(p, MK_EV_WAITED, prim, slice, bytes);
     }
-    if (mk_sync_aborted(p)) return 1;
+    if (mk_sync_aborted(p)) {
+      if (roles) mk_bar_or(MK_BAR_SLICE, MK_KERNEL_THREADS, 1); /* the post warp ends too */
+      return 1;
+    }
     mk_trace(p, MK_EV_GO, prim, slice, bytes);
 #ifdef MKCCL_KERNEL_UNPACK
     /* One net receive per slice: its pages go from the bounce buffer into
@@ -350,7 +409,10 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
       mk_slice_data(p, prim, recv ? mk_recv_ptr(p->recv, rstep) : nullptr, r1 ? mk_recv_ptr(r1, rstep1) : nullptr,
                     useSrc ? src + done : nullptr, send ? mk_send_ptr(p->send, sstep) : nullptr,
                     s1 ? mk_send_ptr(s1, sstep1) : nullptr, useDst ? dst + done : nullptr, bytes / p->ts, final);
-    mk_sync(p);
+    if (roles) /* the slice to the post warp; on to the next one */
+      mk_bar_or(MK_BAR_SLICE, MK_KERNEL_THREADS, 0);
+    else
+      mk_sync(p);
     mk_trace(p, MK_EV_DATA, prim, slice, bytes);
     /* Posts (after the barrier, thread 0 for the block): one system fence
      * per slice that sends, none for a receive's head, as NCCL's Simple
@@ -359,7 +421,7 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
      * no fence. No barrier after them: the other threads go on to the next
      * slice's barrier, which thread 0 reaches once it has posted and waited
      * (every thread counts the steps itself). */
-    if (p->tid == 0) {
+    if (p->tid == 0 && !roles) {
       if (recv) mk_post_head(p->recv, rstep, p->sliceSteps);
       if (r1) mk_post_head(r1, rstep1, p->sliceSteps);
       if (send) {
@@ -378,6 +440,24 @@ static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, cha
     done += bytes;
   }
   return 0;
+}
+
+/* One chunk (exactly chunkSteps steps on each connection used). Returns
+ * non-zero when aborted. Rings use recv and send; trees also recv1 and
+ * send1 (a second child). */
+static __device__ int mk_prims_chunk(mk_prims* p, int prim, const char* src, char* dst, int64_t nelem) {
+  bool roles = mk_post_roles(p);
+  if (roles && (int)threadIdx.x >= MK_POST_WARP_TID) return mk_post_chunk(p, prim, nelem);
+  if (roles) { /* the workers: their own barrier */
+    p->nthreads = MK_POST_WARP_TID;
+    p->bar = MK_BAR_WORKERS;
+  }
+  int r = mk_prims_chunk_work(p, prim, src, dst, nelem, roles);
+  if (roles) {
+    p->nthreads = MK_KERNEL_THREADS;
+    p->bar = 0;
+  }
+  return r;
 }
 
 #include "device/cuda/prims_ll.cuh"
@@ -561,6 +641,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.proto = w->proto == MK_PROTO_LL ? MK_PROTO_LL : MK_PROTO_SIMPLE;
   p.tid = threadIdx.x, p.nthreads = blockDim.x, p.bar = 0;
   p.copyUnroll = comm->copyUnroll;
+  p.postWarp = comm->postWarp;
   p.recv = p.send = p.recv1 = p.send1 = nullptr;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
   int bid = channel - w->channelLo;
