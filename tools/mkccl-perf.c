@@ -38,7 +38,16 @@ static void* perf_alloc(size_t b) {
   return p;
 }
 static void perf_free(void* p) { cudaFree(p); }
-static void perf_copy(void* d, const void* s, size_t b) { cudaMemcpy(d, s, b, cudaMemcpyDefault); }
+/* On the benchmark's stream, then waited for: cudaMemcpy from pageable
+ * memory returns once the source is staged, before the DMA has written the
+ * device buffer, and the legacy stream does not order it before work on a
+ * non-blocking stream. A collective launched right after a refill then read
+ * stale data, and the in-place checks reported wrong elements with NCCL and
+ * mkccl alike (AllReduce at 1 and 2 MB on 2 H200s). */
+static void perf_copy(void* d, const void* s, size_t b) {
+  cudaMemcpyAsync(d, s, b, cudaMemcpyDefault, perf_stream);
+  cudaStreamSynchronize(perf_stream);
+}
 static void perf_sync(void) { cudaStreamSynchronize(perf_stream); }
 #define PERF_MEM "GPU memory"
 #else
