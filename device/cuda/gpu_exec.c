@@ -478,9 +478,10 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->hostComm->copyUnroll = param_int("MKCCL_GPU_COPY_UNROLL") == 4 ? 4 : 8;
   ex->hostComm->postWarp = param_int("MKCCL_GPU_POST_WARP") != 0;
   int64_t traceCap = param_int("MKCCL_GPU_TRACE");
+  size_t traceBytes = (1 + 2 * (size_t)traceCap) * sizeof(uint64_t);
   cu_deviceptr_t traceDev;
-  if (traceCap > 0 && traceCap < (1 << 20) && g->mem_alloc(&traceDev, (1 + 2 * (size_t)traceCap) * 8) == CUDA_DRV_SUCCESS &&
-      g->memset_d8(traceDev, 0, (1 + 2 * (size_t)traceCap) * 8) == CUDA_DRV_SUCCESS) {
+  if (traceCap > 0 && traceCap < (1 << 20) && g->mem_alloc(&traceDev, traceBytes) == CUDA_DRV_SUCCESS &&
+      g->memset_d8(traceDev, 0, traceBytes) == CUDA_DRV_SUCCESS) {
     ex->trace = (uint64_t*)(uintptr_t)traceDev;
     ex->hostComm->trace = ex->trace;
     ex->hostComm->traceCap = (uint32_t)traceCap;

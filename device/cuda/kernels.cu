@@ -335,6 +335,33 @@ static __device__ bool mk_post_roles(const mk_prims* p) {
   return p->postWarp && p->bar == 0 && p->nthreads == MK_KERNEL_THREADS && (int)blockDim.x == MK_KERNEL_THREADS;
 }
 
+/* A slice's posts, by one thread after the barrier that ends its data: one
+ * system fence per slice that sends, none for a receive's head, as NCCL's
+ * Simple protocol does. A fence per post cost ~8 us a hop on H100s; the
+ * block's reads of the slot ended before the barrier, so the head needs no
+ * fence. r1, s1: a tree's second child, else NULL. */
+static __device__ void mk_post_slice(mk_prims* p, bool recv, mk_dev_conn_t* r1, bool send, mk_dev_conn_t* s1,
+                                     int64_t bytes) {
+  if (recv) mk_post_head(p->recv, p->rstep, p->sliceSteps);
+  if (r1) mk_post_head(r1, p->rstep1, p->sliceSteps);
+  if (send) {
+    mk_post_size(p->send, p->sstep, bytes);
+    if (s1) mk_post_size(s1, p->sstep1, bytes);
+    mk_fence_sys(); /* the block's data (and the sizes) before the tails */
+    mk_post_tail(p->send, p->sstep, p->sliceSteps);
+    if (s1) mk_post_tail(s1, p->sstep1, p->sliceSteps);
+  }
+}
+
+/* Every thread's step counters past a slice (each counts them itself). */
+static __device__ void mk_steps_advance(mk_prims* p, bool recv, const mk_dev_conn_t* r1, bool send,
+                                        const mk_dev_conn_t* s1) {
+  if (recv) p->rstep += p->sliceSteps;
+  if (r1) p->rstep1 += p->sliceSteps;
+  if (send) p->sstep += p->sliceSteps;
+  if (s1) p->sstep1 += p->sliceSteps;
+}
+
 /* The post warp's side of a chunk: the same slices, posted. */
 static __device__ int mk_post_chunk(mk_prims* p, int prim, int64_t nelem) {
   bool recv = mk_prim_recvs(prim), send = mk_prim_sends(prim);
@@ -346,21 +373,8 @@ static __device__ int mk_post_chunk(mk_prims* p, int prim, int64_t nelem) {
   for (int slice = 0; slice < slices; slice++) {
     int64_t bytes = steps_slice_len(s, chunkBytes, slice);
     if (mk_bar_or(MK_BAR_SLICE, MK_KERNEL_THREADS, 0)) return 1; /* the workers are done with it (or aborted) */
-    if ((int)threadIdx.x == MK_POST_WARP_TID) {
-      if (recv) mk_post_head(p->recv, p->rstep, p->sliceSteps);
-      if (r1) mk_post_head(r1, p->rstep1, p->sliceSteps);
-      if (send) {
-        mk_post_size(p->send, p->sstep, bytes);
-        if (s1) mk_post_size(s1, p->sstep1, bytes);
-        mk_fence_sys(); /* the block's data (and the sizes) before the tails */
-        mk_post_tail(p->send, p->sstep, p->sliceSteps);
-        if (s1) mk_post_tail(s1, p->sstep1, p->sliceSteps);
-      }
-    }
-    if (recv) p->rstep += p->sliceSteps;
-    if (r1) p->rstep1 += p->sliceSteps;
-    if (send) p->sstep += p->sliceSteps;
-    if (s1) p->sstep1 += p->sliceSteps;
+    if ((int)threadIdx.x == MK_POST_WARP_TID) mk_post_slice(p, recv, r1, send, s1, bytes);
+    mk_steps_advance(p, recv, r1, send, s1);
   }
   return 0;
 }
@@ -414,29 +428,14 @@ static __device__ int mk_prims_chunk_work(mk_prims* p, int prim, const char* src
     else
       mk_sync(p);
     mk_trace(p, MK_EV_DATA, prim, slice, bytes);
-    /* Posts (after the barrier, thread 0 for the block): one system fence
-     * per slice that sends, none for a receive's head, as NCCL's Simple
-     * protocol does. A fence per post cost ~8 us a hop on H100s; the
-     * block's reads of the slot ended before the barrier, so the head needs
-     * no fence. No barrier after them: the other threads go on to the next
-     * slice's barrier, which thread 0 reaches once it has posted and waited
-     * (every thread counts the steps itself). */
+    /* Posts (thread 0 for the block, unless the post warp does them). No
+     * barrier after them: the other threads go on to the next slice's
+     * barrier, which thread 0 reaches once it has posted and waited. */
     if (p->tid == 0 && !roles) {
-      if (recv) mk_post_head(p->recv, rstep, p->sliceSteps);
-      if (r1) mk_post_head(r1, rstep1, p->sliceSteps);
-      if (send) {
-        mk_post_size(p->send, sstep, bytes);
-        if (s1) mk_post_size(s1, sstep1, bytes);
-        mk_fence_sys(); /* the block's data (and the sizes) before the tails */
-        mk_post_tail(p->send, sstep, p->sliceSteps);
-        if (s1) mk_post_tail(s1, sstep1, p->sliceSteps);
-      }
+      mk_post_slice(p, recv, r1, send, s1, bytes);
       mk_trace(p, MK_EV_POSTED, prim, slice, bytes);
     }
-    if (recv) p->rstep += p->sliceSteps;
-    if (r1) p->rstep1 += p->sliceSteps;
-    if (send) p->sstep += p->sliceSteps;
-    if (s1) p->sstep1 += p->sliceSteps;
+    mk_steps_advance(p, recv, r1, send, s1);
     done += bytes;
   }
   return 0;
