@@ -41,7 +41,14 @@ MK_HD void coll_ring_uses(const mk_ring_ctx_t* c, const mk_work_t* w, int* recvs
 }
 
 #define MK_AT(base, elem, ts) ((char*)(base) + (elem) * (ts))
+#endif
 
+/* The algorithm functions, once per primitives type: an includer with two
+ * (the GPU's LL-only kernel, device/cuda/kernels.cu) undefines
+ * MKCCL_DEVICE_COLL_RING_FNS and includes this again with another
+ * MK_PRIMS_T and MK_PRIMS_CHUNK (C++ overloads them by that type). */
+#ifndef MKCCL_DEVICE_COLL_RING_FNS
+#define MKCCL_DEVICE_COLL_RING_FNS
 MK_ALGO_FN int coll_ring_allreduce(MK_PRIMS_T* p, const mk_work_t* w, const mk_ring_ctx_t* c) {
   int N = c->nRanks;
   int64_t count = (int64_t)w->count;

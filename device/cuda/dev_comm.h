@@ -93,5 +93,6 @@ typedef struct {
 
 #define MK_KERNEL_THREADS 512
 #define MK_KERNEL_NAME "mkccl_kernel"
+#define MK_KERNEL_LL_NAME "mkccl_kernel_ll" /* FLAT and LL rings only (small items) */
 
 #endif

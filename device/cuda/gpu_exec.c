@@ -39,6 +39,7 @@ struct gpu_exec {
   cu_module_t module;
   int ownModule;            /* module is this executor's (net device code linked in, or not cached): unloaded */
   cu_function_t kernel;
+  cu_function_t kernelLL;   /* the LL-only kernel (MKCCL_GPU_LL_KERNEL), NULL: items all go to `kernel` */
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
   mk_dev_conn_t* devConns;  /* every channel's connection table (device memory) */
@@ -87,14 +88,14 @@ static void gpu_trace_print(gpu_exec_t* ex) {
   if (!t) return;
   if (ex->g->memcpy_dtoh(t, (cu_deviceptr_t)(uintptr_t)ex->trace, (1 + 2 * (size_t)cap) * sizeof(uint64_t)) ==
       CUDA_DRV_SUCCESS) {
-    static const char* evs[] = {"kernel", "slice", "waited", "go", "data", "posted", "run", "bound"};
+    static const char* evs[] = {"kernel", "slice", "waited", "go", "data", "posted", "run", "bound", "prev", "end"};
     uint64_t n = t[0] < cap ? t[0] : cap;
     fprintf(stderr, "# mkccl trace rank %d: %llu events of channel 0 (us from kernel start; prim, slice, bytes)\n",
             ex->rank, (unsigned long long)n);
     for (uint64_t i = 0; i < n; i++) {
       uint64_t c = t[2 + 2 * i];
       fprintf(stderr, "# rank %d %9.3f %-6s prim %llu slice %llu bytes %llu\n", ex->rank,
-              (double)(t[1 + 2 * i] - t[1]) / 1e3, evs[(c & 15) < 8 ? (c & 15) : 0],
+              (double)(int64_t)(t[1 + 2 * i] - t[1]) / 1e3, evs[(c & 15) < 10 ? (c & 15) : 0],
               (unsigned long long)((c >> 4) & 0xff), (unsigned long long)((c >> 12) & 0xff),
               (unsigned long long)(c >> 32));
     }
@@ -234,8 +235,8 @@ __attribute__((unused)) static int gpu_event_query(work_fifo_event_t* ev) {
  * items from `items` at `offset` (wrapped by `mask`, the FIFO's; a buffer
  * that never wraps passes all ones), or, with `inl`, the n <= MK_ARGS_WORKS
  * items there copied into the arguments. */
-static cu_result_t gpu_kernel_launch(gpu_exec_t* ex, const char* items, uint32_t mask, uint32_t offset, int n,
-                                     int nChannels, cu_stream_t stream, const mk_work_t* inl) {
+static cu_result_t gpu_kernel_launch(gpu_exec_t* ex, cu_function_t fn, const char* items, uint32_t mask,
+                                     uint32_t offset, int n, int nChannels, cu_stream_t stream, const mk_work_t* inl) {
   mk_kernel_args_t args;
   memset(&args, 0, sizeof(args));
   args.comm = ex->devComm;
@@ -248,7 +249,7 @@ static cu_result_t gpu_kernel_launch(gpu_exec_t* ex, const char* items, uint32_t
     memcpy(args.works, inl, (size_t)n * sizeof(mk_work_t));
   }
   void* params[] = {&args};
-  return ex->g->launch_kernel(ex->kernel, (unsigned)nChannels, 1, 1, MK_KERNEL_THREADS, 1, 1, 0, stream, params, NULL);
+  return ex->g->launch_kernel(fn, (unsigned)nChannels, 1, 1, MK_KERNEL_THREADS, 1, 1, 0, stream, params, NULL);
 }
 
 #ifdef MKCCL_HAVE_KERNELS
@@ -297,7 +298,9 @@ static int gpu_first_launch(gpu_exec_t* ex, int report) {
   uint64_t before = *ticks;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  cu_result_t r = gpu_kernel_launch(ex, ex->fifoBuf, ex->fifo.bytes - 1, 0, 0, 1, ex->initStream, NULL);
+  cu_result_t r = gpu_kernel_launch(ex, ex->kernel, ex->fifoBuf, ex->fifo.bytes - 1, 0, 0, 1, ex->initStream, NULL);
+  if (r == CUDA_DRV_SUCCESS && ex->kernelLL)
+    r = gpu_kernel_launch(ex, ex->kernelLL, ex->fifoBuf, ex->fifo.bytes - 1, 0, 0, 1, ex->initStream, NULL);
   if (r == CUDA_DRV_SUCCESS) r = gpu_stream_wait(g, ex->initStream, 10000);
   double ms = mk_ms_since(&t0);
   if (!report) {
@@ -393,9 +396,18 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     res = CU_FAIL("cuFuncGetAttribute (loading the kernel)", r);
     goto fail_module;
   }
+  /* The LL-only kernel, loaded now too (same reason); without it every
+   * item runs on the full kernel. */
+  int regsLL = 0;
+  if (param_int("MKCCL_GPU_LL_KERNEL") &&
+      (g->module_get_function(&ex->kernelLL, ex->module, MK_KERNEL_LL_NAME) != CUDA_DRV_SUCCESS ||
+       g->func_get_attribute(&regsLL, CU_FUNC_ATTRIBUTE_NUM_REGS, ex->kernelLL) != CUDA_DRV_SUCCESS))
+    ex->kernelLL = NULL;
   ex->loadMs = mk_ms_since(&l0);
-  MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel%s loaded on device %d in %.1f ms (%d registers per thread)", comm->rank,
-          ex->unpack ? " (net device unpack)" : "", comm->cudaDev, ex->loadMs, regs);
+  MK_INFO(NCCL_INIT, "Rank %d: mkccl kernel%s loaded on device %d in %.1f ms (%d registers per thread; LL kernel %s)",
+          comm->rank, ex->unpack ? " (net device unpack)" : "", comm->cudaDev, ex->loadMs, regs,
+          ex->kernelLL ? "loaded" : "off");
+  if (ex->kernelLL) gpu_stack_limit(ex, g, ex->kernelLL, comm->rank);
   gpu_stack_limit(ex, g, ex->kernel, comm->rank);
   if ((r = g->stream_create(&ex->initStream, CU_STREAM_NON_BLOCKING)) != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuStreamCreate (set-up stream)", r);
@@ -678,6 +690,19 @@ void gpu_exec_capture_end(int prevMode) {
   if (g && prevMode >= 0) g->thread_exchange_capture_mode(&prevMode);
 }
 
+/* The kernel for a launch: the LL-only one when every item is one it runs
+ * (FLAT, or a ring collective in LL, on 2+ ranks), else the full one. */
+static cu_function_t gpu_kernel_for(const gpu_exec_t* ex, const mk_work_t* works, int n) {
+  if (!ex->kernelLL || ex->hostComm->nRanks < 2) return ex->kernel;
+  for (int i = 0; i < n; i++) {
+    const mk_work_t* w = &works[i];
+    if (w->proto != MK_PROTO_LL || w->coll == MK_COLL_SENDRECV ||
+        (w->algo != MK_ALGO_FLAT && w->algo != MK_ALGO_RING))
+      return ex->kernel;
+  }
+  return ex->kernelLL;
+}
+
 /* A launch into a graph being captured: items in a buffer of their own, no
  * FIFO space and no event (a captured event record completes nothing now). */
 static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream) {
@@ -694,7 +719,8 @@ static ncclResult_t gpu_launch_captured(gpu_exec_t* ex, const mk_work_t* works, 
   w->next = ex->graphWork;
   ex->graphWork = w;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  r = gpu_kernel_launch(ex, (const char*)w->items, 0xffffffffu, 0, n, nChannels, (cu_stream_t)stream, NULL);
+  r = gpu_kernel_launch(ex, gpu_kernel_for(ex, works, n), (const char*)w->items, 0xffffffffu, 0, n, nChannels,
+                        (cu_stream_t)stream, NULL);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel (captured)", r);
   return ncclSuccess;
 }
@@ -713,7 +739,7 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   uint32_t bytes = inl ? 0 : (uint32_t)(n * sizeof(mk_work_t)); /* of FIFO space */
   cu_result_t r;
   if (captured && inl) {
-    r = gpu_kernel_launch(ex, NULL, 0, 0, n, nChannels, (cu_stream_t)stream, works);
+    r = gpu_kernel_launch(ex, gpu_kernel_for(ex, works, n), NULL, 0, 0, n, nChannels, (cu_stream_t)stream, works);
     if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel (captured)", r);
     return ncclSuccess;
   }
@@ -728,7 +754,8 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
    * behind other work of the stream, runs, or ended. */
   int diag = ex->watchdogRunning && ex->diagPre && ex->diagPost;
   if (diag) g->event_record(ex->diagPre, (cu_stream_t)stream);
-  r = gpu_kernel_launch(ex, ex->fifoBuf, ex->fifo.bytes - 1, offset, n, nChannels, (cu_stream_t)stream,
+  r = gpu_kernel_launch(ex, gpu_kernel_for(ex, works, n), ex->fifoBuf, ex->fifo.bytes - 1, offset, n, nChannels,
+                        (cu_stream_t)stream,
                         inl ? works : NULL);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel", r);
   if (diag && g->event_record(ex->diagPost, (cu_stream_t)stream) == CUDA_DRV_SUCCESS) ex->diagLaunched = 1;

@@ -77,25 +77,37 @@ struct mk_conn_slots {
 };
 
 /* Slice events for MKCCL_GPU_TRACE (block thread 0 of channel 0): the
- * first of a kernel starts the record over, after its start time. Stores
- * only (the count lives in shared memory): a load of the record's count
- * from device memory cost ~0.5 us an event. */
-enum { MK_EV_KERNEL, MK_EV_SLICE, MK_EV_WAITED, MK_EV_GO, MK_EV_DATA, MK_EV_POSTED, MK_EV_RUN, MK_EV_BOUND };
-static __device__ void mk_trace(const mk_prims* p, int ev, int prim, int slice, int64_t bytes) {
-  if (!p->trace || threadIdx.x != 0) return;
-  uint64_t* t = p->trace;
-  if (p->traceStart[0]) {
-    t[1] = p->traceStart[0];
+ * first of a kernel starts the record over, after its start time and the
+ * previous traced kernel's (so the record shows the gap between kernels:
+ * launch cost that no event inside a kernel sees). Stores only (the count
+ * lives in shared memory): a load of the record's count from device memory
+ * cost ~0.5 us an event. */
+enum { MK_EV_KERNEL, MK_EV_SLICE, MK_EV_WAITED, MK_EV_GO, MK_EV_DATA, MK_EV_POSTED, MK_EV_RUN, MK_EV_BOUND,
+       MK_EV_PREV, MK_EV_END };
+static __device__ void mk_trace_at(uint64_t* t, uint32_t cap, uint64_t* traceStart, int ev, int prim, int slice,
+                                   int64_t bytes) {
+  if (!t || threadIdx.x != 0) return;
+  if (traceStart[0]) {
+    uint64_t prev = t[1]; /* the last kernel's start (0: none) */
+    t[1] = traceStart[0];
     t[2] = MK_EV_KERNEL;
-    p->traceStart[0] = 0;
-    p->traceStart[1] = 1;
+    traceStart[0] = 0;
+    traceStart[1] = 1;
+    if (prev && cap > 1) {
+      t[3] = prev;
+      t[4] = MK_EV_PREV;
+      traceStart[1] = 2;
+    }
   }
-  uint64_t n = p->traceStart[1];
-  if (n >= p->traceCap) return;
-  p->traceStart[1] = n + 1;
+  uint64_t n = traceStart[1];
+  if (n >= cap) return;
+  traceStart[1] = n + 1;
   t[1 + 2 * n] = mk_globaltimer();
   t[2 + 2 * n] = (uint64_t)ev | (uint64_t)prim << 4 | (uint64_t)(slice & 0xff) << 12 | (uint64_t)bytes << 32;
   t[0] = n + 1;
+}
+static __device__ __forceinline__ void mk_trace(const mk_prims* p, int ev, int prim, int slice, int64_t bytes) {
+  if (p->trace) mk_trace_at(p->trace, p->traceCap, p->traceStart, ev, prim, slice, bytes);
 }
 
 static __device__ __forceinline__ void mk_sync(const mk_prims* p) {
@@ -470,6 +482,21 @@ static __device__ __forceinline__ int mk_prims_any(mk_prims* p, int prim, const 
 #define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_any((p), (prim), (const char*)(src), (char*)(dst), (nelem))
 #include "device/common/coll_ring.h"
 
+/* The rings again for the LL-only kernel (mkccl_kernel_ll): the same
+ * primitives type by another name, whose chunks are LL and nothing else, so
+ * that kernel's code holds no Simple data loop. */
+struct mk_prims_ll : mk_prims {};
+#undef MK_PRIMS_T
+#undef MK_PRIMS_CHUNK
+#undef MKCCL_DEVICE_COLL_RING_FNS
+#define MK_PRIMS_T mk_prims_ll
+#define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_chunk_ll((p), (prim), (const char*)(src), (char*)(dst), (nelem))
+#include "device/common/coll_ring.h"
+#undef MK_PRIMS_T
+#undef MK_PRIMS_CHUNK
+#define MK_PRIMS_T mk_prims
+#define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) mk_prims_any((p), (prim), (const char*)(src), (char*)(dst), (nelem))
+
 /* A send connection's step rounded up to the operation's chunk (thread 0). */
 static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) { c->step = steps_op_base(c->step, chunkSteps); }
 
@@ -614,9 +641,10 @@ static __device__ __noinline__ void mk_run_tree(mk_dev_comm_t* comm, mk_dev_chan
   coll_tree_run(p, w, &t);
 }
 
-static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted,
-                              char* scratch, mk_conn_slots* slots, uint64_t* traceStart) {
-  mk_prims p;
+/* The primitives' state for item w on `channel`, common to both kernels. */
+static __device__ __forceinline__ void mk_prims_setup(mk_prims& p, mk_dev_comm_t* comm, const mk_work_t* w, int channel,
+                                                      int* aborted, char* scratch, mk_conn_slots* slots,
+                                                      uint64_t* traceStart) {
   p.slots = slots;
   p.trace = channel == 0 && comm->traceCap ? comm->trace : nullptr;
   p.traceCap = comm->traceCap;
@@ -643,6 +671,33 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   p.postWarp = comm->postWarp;
   p.recv = p.send = p.recv1 = p.send1 = nullptr;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
+}
+
+/* A ring item: its connections bound, then the collective's schedule. */
+template <typename P>
+static __device__ __forceinline__ void mk_run_ring(P& p, mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w,
+                                                   int bid) {
+  mk_ring_ctx_t c;
+  c.nRanks = comm->nRanks;
+  c.ringIx = ch->ringIndex;
+  c.ringRanks = ch->ringRanks;
+  c.bid = bid;
+  c.ts = p.ts;
+  c.align = mk_elem_align(p.ts);
+  c.chunkElems = w->chunkSize / p.ts;
+  int recvs, sends;
+  coll_ring_uses(&c, w, &recvs, &sends);
+  mk_trace(&p, MK_EV_RUN, 0, 0, 0);
+  mk_attach(&p, recvs ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_RECV, ch->ringPrev) : nullptr,
+            sends ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_SEND, ch->ringNext) : nullptr, nullptr, nullptr);
+  mk_trace(&p, MK_EV_BOUND, 0, 0, 0);
+  coll_ring_run(&p, w, &c);
+}
+
+static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted,
+                              char* scratch, mk_conn_slots* slots, uint64_t* traceStart) {
+  mk_prims p;
+  mk_prims_setup(p, comm, w, channel, aborted, scratch, slots, traceStart);
   int bid = channel - w->channelLo;
   /* (Send/Recv to itself never comes here: the planner copies on the stream.) */
   if (w->coll == MK_COLL_SENDRECV) {
@@ -665,27 +720,26 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
     mk_run_flat(comm, ch, w, &p);
     return;
   }
-  mk_ring_ctx_t c;
-  c.nRanks = comm->nRanks;
-  c.ringIx = ch->ringIndex;
-  c.ringRanks = ch->ringRanks;
-  c.bid = bid;
-  c.ts = p.ts;
-  c.align = mk_elem_align(p.ts);
-  c.chunkElems = w->chunkSize / p.ts;
-  int recvs, sends;
-  coll_ring_uses(&c, w, &recvs, &sends);
-  mk_trace(&p, MK_EV_RUN, 0, 0, 0);
-  mk_attach(&p, recvs ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_RECV, ch->ringPrev) : nullptr,
-            sends ? MK_DEV_CONN(ch, comm->nRanks, MK_DEV_COLL_SEND, ch->ringNext) : nullptr, nullptr, nullptr);
-  mk_trace(&p, MK_EV_BOUND, 0, 0, 0);
-  coll_ring_run(&p, w, &c);
+  mk_run_ring(p, comm, ch, w, bid);
 }
 
-/* One CTA per SM (minBlocks 1): ptxas may then give a thread 128 registers.
- * Without it, it chose 40 to 64 and spilled the data loops' vectors to local
- * memory, and one CTA moved ~7 GB/s where NCCL's moves ~20. */
-extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(mk_kernel_args_t args) {
+/* The LL-only kernel's items: FLAT, or a ring in LL, on 2+ ranks (the host
+ * launches nothing else on it: gpu_exec.c, gpu_works_ll_only). */
+static __device__ void mk_run_ll(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel,
+                                 int* aborted, char* scratch, mk_conn_slots* slots, uint64_t* traceStart) {
+  mk_prims_ll p;
+  mk_prims_setup(p, comm, w, channel, aborted, scratch, slots, traceStart);
+  if (w->algo == MK_ALGO_FLAT)
+    mk_run_flat(comm, ch, w, &p);
+  else
+    mk_run_ring(p, comm, ch, w, channel - w->channelLo);
+}
+
+/* The kernels' body: the items of one launch, each on the channels it
+ * uses. LL: the LL-only kernel (small items: its code is a fraction of the
+ * full kernel's, so a launch fetches less of it). */
+template <bool LL>
+static __device__ __forceinline__ void mk_kernel_main(const mk_kernel_args_t& args) {
   __shared__ mk_work_t work;
   __shared__ int aborted;
   __shared__ mk_conn_slots slots;
@@ -717,9 +771,26 @@ extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(
       ((uint4*)&work)[threadIdx.x] = v;
     }
     __syncthreads();
-    if (channel >= work.channelLo && channel < work.channelLo + work.nChannels && !aborted)
-      mk_run(args.comm, ch, &work, channel, &aborted, scratch, &slots, traceStart);
+    if (channel >= work.channelLo && channel < work.channelLo + work.nChannels && !aborted) {
+      if (LL)
+        mk_run_ll(args.comm, ch, &work, channel, &aborted, scratch, &slots, traceStart);
+      else
+        mk_run(args.comm, ch, &work, channel, &aborted, scratch, &slots, traceStart);
+    }
     __syncthreads();
     if (threadIdx.x == 0) mk_detach_t0(&slots); /* before the next item's barrier */
   }
+  if (channel == 0 && args.comm->traceCap)
+    mk_trace_at(args.comm->trace, args.comm->traceCap, traceStart, MK_EV_END, 0, 0, 0);
+}
+
+/* One CTA per SM (minBlocks 1): ptxas may then give a thread 128 registers.
+ * Without it, it chose 40 to 64 and spilled the data loops' vectors to local
+ * memory, and one CTA moved ~7 GB/s where NCCL's moves ~20. */
+extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(mk_kernel_args_t args) {
+  mk_kernel_main<false>(args);
+}
+
+extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel_ll(mk_kernel_args_t args) {
+  mk_kernel_main<true>(args);
 }

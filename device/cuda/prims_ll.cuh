@@ -101,9 +101,11 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
   bool arith = (recv && useSrc) || (useSrc && p->op == MK_OP_PREMULSUM) || (final && p->op == MK_OP_SUMPOSTDIV);
   int64_t bytes = nelem * p->ts;
   uint64_t rstep = p->rstep, sstep = p->sstep;
+  mk_trace(p, MK_EV_SLICE, prim, 0, bytes);
   if (send) { /* a free slot: the receiver is done with the step MKCCL_STEPS back */
     if (p->tid == 0 && !mk_wait_room(p, p->send, sstep + 1)) *p->aborted = 1;
     if (mk_sync_aborted(p)) return 1;
+    mk_trace(p, MK_EV_WAITED, prim, 0, bytes);
   }
   const char* rl = recv ? p->recv->llBuff + (size_t)(rstep % MKCCL_STEPS) * p->recv->llStepSize : nullptr;
   char* sl = send ? p->send->llBuff + (size_t)(sstep % MKCCL_STEPS) * p->send->llStepSize : nullptr;
@@ -122,6 +124,7 @@ static __device__ int mk_prims_chunk_ll(mk_prims* p, int prim, const char* src, 
     if (useDst) mk_ll_store(dst + i * 8, v, len);
   }
   if (mk_sync_aborted(p)) return 1;
+  mk_trace(p, MK_EV_DATA, prim, 0, bytes);
   if (p->tid == 0) {
     if (recv) mk_post_head(p->recv, rstep, 1); /* every thread has read its lines (the barrier): the slot is free */
     if (send) p->send->step = sstep + 1;
@@ -146,6 +149,7 @@ static __device__ __noinline__ int mk_run_flat(mk_dev_comm_t* comm, mk_dev_chann
                                                mk_prims* p) {
   int n = comm->nRanks, me = comm->rank;
   int64_t bytes = (int64_t)w->count * p->ts, lines = (bytes + 7) / 8;
+  mk_trace(p, MK_EV_SLICE, 0, 0, bytes);
   if (p->tid == 0) /* a free slot on every send connection */
     for (int q = 0; q < n; q++) {
       if (q == me) continue;
@@ -156,6 +160,7 @@ static __device__ __noinline__ int mk_run_flat(mk_dev_comm_t* comm, mk_dev_chann
       }
     }
   if (mk_sync_aborted(p)) return 1;
+  mk_trace(p, MK_EV_WAITED, 0, 0, bytes);
   const char* src = (const char*)w->sendbuff;
   char* dst = (char*)w->recvbuff;
   int fold = p->op == MK_OP_PREMULSUM ? MK_OP_SUM : p->op; /* the lines are pre-multiplied already */
@@ -183,6 +188,7 @@ static __device__ __noinline__ int mk_run_flat(mk_dev_comm_t* comm, mk_dev_chann
     mk_ll_store(dst + i * 8, acc, len);
   }
   if (mk_sync_aborted(p)) return 1;
+  mk_trace(p, MK_EV_DATA, 0, 0, bytes);
   if (p->tid == 0)
     for (int q = 0; q < n; q++) {
       if (q == me) continue;
