@@ -346,23 +346,32 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
     if (o->rank == 0 && getenv("MKCCL_PERF_HOST_US"))
       fprintf(stderr, "# %zu B %s: calls %.2f us/iter, total %.2f us/iter\n", count * ts, inPlace ? "in-place" : "out-of-place",
               (issued - t0) / o->iters, t[inPlace]);
-    if (o->check) {
+    /* Send/Recv in place sends the buffer the peer's data lands in: what
+     * arrives first depends on timing, for NCCL too (nccl-tests does not
+     * report errors there either). Not checked: its column says N/A. */
+    int checked = o->check && !(inPlace && o->coll == SENDRECV);
+    if (checked) {
       fill(o, sb, sendCount);
       if (run_once(o, sb, rb, count) != ncclSuccess) return 1;
       perf_sync();
       perf_copy(stage, rb, recvCount * ts);
       wrong[inPlace] = check_result(o, stage, count);
+    } else if (o->check) {
+      wrong[inPlace] = -1; /* N/A */
     }
     alg[inPlace] = t[inPlace] > 0 ? (double)(count * ts) * (o->coll == ALL_GATHER || o->coll == REDUCE_SCATTER || o->coll == ALLTOALL || o->coll == GATHER || o->coll == SCATTER ? o->nranks : 1) / t[inPlace] / 1e3 : 0;
     bus[inPlace] = alg[inPlace] * bus_factor(o);
   }
   long totalWrong = 0;
-  for (int k = 0; k < 2; k++) totalWrong += wrong[k];
+  for (int k = 0; k < 2; k++) totalWrong += wrong[k] > 0 ? wrong[k] : 0;
   if (o->rank == 0) {
     const char* op = (o->coll == ALL_REDUCE || o->coll == REDUCE || o->coll == REDUCE_SCATTER) ? op_names[o->op] : "none";
     int root = (o->coll == BROADCAST || o->coll == REDUCE || o->coll == GATHER || o->coll == SCATTER) ? o->root : -1;
-    printf("%12zu  %12zu  %8s  %6s  %6d  %8.2f  %6.2f  %6.2f  %6ld  %8.2f  %6.2f  %6.2f  %6ld\n", count * ts * (recvCount > count || sendCount > count ? (size_t)o->nranks : 1),
-           count, type_names[o->type], op, root, t[0], alg[0], bus[0], wrong[0], t[1], alg[1], bus[1], wrong[1]);
+    char w0[24], w1[24];
+    snprintf(w0, sizeof(w0), wrong[0] < 0 ? "N/A" : "%ld", wrong[0]);
+    snprintf(w1, sizeof(w1), wrong[1] < 0 ? "N/A" : "%ld", wrong[1]);
+    printf("%12zu  %12zu  %8s  %6s  %6d  %8.2f  %6.2f  %6.2f  %6s  %8.2f  %6.2f  %6.2f  %6s\n", count * ts * (recvCount > count || sendCount > count ? (size_t)o->nranks : 1),
+           count, type_names[o->type], op, root, t[0], alg[0], bus[0], w0, t[1], alg[1], bus[1], w1);
     fflush(stdout);
   }
   *busSum += bus[0];
