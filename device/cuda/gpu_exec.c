@@ -397,9 +397,10 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
     goto fail_module;
   }
   /* The LL-only kernel, loaded now too (same reason); without it every
-   * item runs on the full kernel. */
+   * item runs on the full kernel. Not with the net device's unpack: LL
+   * runs over P2P lines only, never over a net connection. */
   int regsLL = 0;
-  if (param_int("MKCCL_GPU_LL_KERNEL") &&
+  if (!ex->unpack && param_int("MKCCL_GPU_LL_KERNEL") &&
       (g->module_get_function(&ex->kernelLL, ex->module, MK_KERNEL_LL_NAME) != CUDA_DRV_SUCCESS ||
        g->func_get_attribute(&regsLL, CU_FUNC_ATTRIBUTE_NUM_REGS, ex->kernelLL) != CUDA_DRV_SUCCESS))
     ex->kernelLL = NULL;
