@@ -80,4 +80,16 @@ typedef struct __attribute__((aligned(16))) {
   void* profiler[2];
 } mk_work_t;
 
+/* Whether a GPU launch of these n items can run on the LL-only kernel
+ * (device/cuda/kernels.cu, mkccl_kernel_ll): each item is FLAT, or a ring
+ * collective in LL, on 2+ ranks; that kernel holds no other code. */
+static inline int mk_works_ll_only(const mk_work_t* w, int n, int nRanks) {
+  if (nRanks < 2 || n < 1) return 0;
+  for (int i = 0; i < n; i++)
+    if (w[i].proto != MK_PROTO_LL || w[i].coll == MK_COLL_SENDRECV ||
+        (w[i].algo != MK_ALGO_FLAT && w[i].algo != MK_ALGO_RING))
+      return 0;
+  return 1;
+}
+
 #endif

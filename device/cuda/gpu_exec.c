@@ -691,17 +691,10 @@ void gpu_exec_capture_end(int prevMode) {
   if (g && prevMode >= 0) g->thread_exchange_capture_mode(&prevMode);
 }
 
-/* The kernel for a launch: the LL-only one when every item is one it runs
- * (FLAT, or a ring collective in LL, on 2+ ranks), else the full one. */
+/* The kernel for a launch: the LL-only one when it runs every item, else
+ * the full one. */
 static cu_function_t gpu_kernel_for(const gpu_exec_t* ex, const mk_work_t* works, int n) {
-  if (!ex->kernelLL || ex->hostComm->nRanks < 2) return ex->kernel;
-  for (int i = 0; i < n; i++) {
-    const mk_work_t* w = &works[i];
-    if (w->proto != MK_PROTO_LL || w->coll == MK_COLL_SENDRECV ||
-        (w->algo != MK_ALGO_FLAT && w->algo != MK_ALGO_RING))
-      return ex->kernel;
-  }
-  return ex->kernelLL;
+  return ex->kernelLL && mk_works_ll_only(works, n, ex->hostComm->nRanks) ? ex->kernelLL : ex->kernel;
 }
 
 /* A launch into a graph being captured: items in a buffer of their own, no
