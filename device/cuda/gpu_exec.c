@@ -749,8 +749,7 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   int diag = ex->watchdogRunning && ex->diagPre && ex->diagPost;
   if (diag) g->event_record(ex->diagPre, (cu_stream_t)stream);
   r = gpu_kernel_launch(ex, gpu_kernel_for(ex, works, n), ex->fifoBuf, ex->fifo.bytes - 1, offset, n, nChannels,
-                        (cu_stream_t)stream,
-                        inl ? works : NULL);
+                        (cu_stream_t)stream, inl ? works : NULL);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchKernel", r);
   if (diag && g->event_record(ex->diagPost, (cu_stream_t)stream) == CUDA_DRV_SUCCESS) ex->diagLaunched = 1;
   /* The space these items took (none when inlined) returns once the kernel

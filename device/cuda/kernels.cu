@@ -117,20 +117,6 @@ static __device__ __forceinline__ void mk_sync(const mk_prims* p) {
     asm volatile("bar.sync %0, %1;" ::"r"(p->bar), "r"(p->nthreads) : "memory");
 }
 
-/* The same barrier, and whether the work is aborted, one answer for every
- * thread of the group: with two groups in a block, the other may raise the
- * flag between this group's reads of it, and a thread that went on alone
- * would wait at the next barrier for ever. */
-static __device__ __forceinline__ bool mk_sync_aborted(const mk_prims* p) {
-  int v = *(volatile int*)p->aborted != 0, r;
-  if (p->bar == 0) return __syncthreads_or(v) != 0;
-  asm volatile("{ .reg .pred a, b; setp.ne.s32 a, %1, 0; bar.red.or.pred b, %2, %3, a; selp.s32 %0, 1, 0, b; }"
-               : "=r"(r)
-               : "r"(v), "r"(p->bar), "r"(p->nthreads)
-               : "memory");
-  return r != 0;
-}
-
 /* A named barrier of n threads that also ORs v over them. */
 static __device__ __forceinline__ bool mk_bar_or(int bar, int n, int v) {
   int r;
@@ -139,6 +125,16 @@ static __device__ __forceinline__ bool mk_bar_or(int bar, int n, int v) {
                : "r"(v), "r"(bar), "r"(n)
                : "memory");
   return r != 0;
+}
+
+/* The same barrier, and whether the work is aborted, one answer for every
+ * thread of the group: with two groups in a block, the other may raise the
+ * flag between this group's reads of it, and a thread that went on alone
+ * would wait at the next barrier for ever. */
+static __device__ __forceinline__ bool mk_sync_aborted(const mk_prims* p) {
+  int v = *(volatile int*)p->aborted != 0;
+  if (p->bar == 0) return __syncthreads_or(v) != 0;
+  return mk_bar_or(p->bar, p->nthreads, v);
 }
 
 /* Every so often in a spin (Simple's step words, LL's lines): false once
@@ -744,6 +740,7 @@ static __device__ __forceinline__ void mk_kernel_main(const mk_kernel_args_t& ar
   __shared__ int aborted;
   __shared__ mk_conn_slots slots;
   __shared__ uint64_t traceStart[2];
+  __shared__ uint32_t traceCap; /* thread 0's copy of the communicator's */
 #ifdef MKCCL_KERNEL_UNPACK
   __shared__ __align__(16) char scratch[MK_UNPACK_SCRATCH];
 #else
@@ -755,6 +752,7 @@ static __device__ __forceinline__ void mk_kernel_main(const mk_kernel_args_t& ar
     aborted = 0;
     for (int k = 0; k < MK_SLOTS; k++) slots.home[k] = nullptr;
     traceStart[0] = mk_globaltimer();
+    traceCap = args.comm->traceCap; /* with the start's other loads: none at the kernel's end */
     if (args.comm->traceStatus && args.comm->status)
       args.comm->status[channel * MK_DEV_STATUS_WORDS + MK_STATUS_TICKS] += 1000000;
   }
@@ -780,8 +778,8 @@ static __device__ __forceinline__ void mk_kernel_main(const mk_kernel_args_t& ar
     __syncthreads();
     if (threadIdx.x == 0) mk_detach_t0(&slots); /* before the next item's barrier */
   }
-  if (channel == 0 && args.comm->traceCap)
-    mk_trace_at(args.comm->trace, args.comm->traceCap, traceStart, MK_EV_END, 0, 0, 0);
+  if (channel == 0 && threadIdx.x == 0 && traceCap)
+    mk_trace_at(args.comm->trace, traceCap, traceStart, MK_EV_END, 0, 0, 0);
 }
 
 /* One CTA per SM (minBlocks 1): ptxas may then give a thread 128 registers.
