@@ -20,28 +20,15 @@ typedef struct {
   char* buf;
   size_t size;
   int iters;
+  int sending; /* write SIZE bytes each iteration, else read them */
   int failed;
 } stream_t;
 
-static void* send_all(void* arg) {
+static void* stream_run(void* arg) {
   stream_t* s = arg;
   for (int i = 0; i < s->iters && !s->failed; i++)
     for (size_t done = 0; done < s->size;) {
-      ssize_t n = write(s->fd, s->buf + done, s->size - done);
-      if (n <= 0) {
-        s->failed = 1;
-        break;
-      }
-      done += (size_t)n;
-    }
-  return NULL;
-}
-
-static void* recv_all(void* arg) {
-  stream_t* s = arg;
-  for (int i = 0; i < s->iters && !s->failed; i++)
-    for (size_t done = 0; done < s->size;) {
-      ssize_t n = read(s->fd, s->buf + done, s->size - done);
+      ssize_t n = s->sending ? write(s->fd, s->buf + done, s->size - done) : read(s->fd, s->buf + done, s->size - done);
       if (n <= 0) {
         s->failed = 1;
         break;
@@ -99,15 +86,15 @@ int main(int argc, char** argv) {
     perror("mkccl-tcp-exchange: loopback connection");
     return 1;
   }
-  stream_t tx = {out, malloc(size), size, iters, 0}, rx = {in, malloc(size), size, iters, 0};
+  stream_t tx = {out, malloc(size), size, iters, 1, 0}, rx = {in, malloc(size), size, iters, 0, 0};
   if (!tx.buf || !rx.buf) return 1;
   memset(tx.buf, 1, size);
   memset(rx.buf, 0, size); /* touched before the clock starts */
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   pthread_t ts, tr;
-  pthread_create(&ts, NULL, send_all, &tx);
-  pthread_create(&tr, NULL, recv_all, &rx);
+  pthread_create(&ts, NULL, stream_run, &tx);
+  pthread_create(&tr, NULL, stream_run, &rx);
   pthread_join(ts, NULL);
   pthread_join(tr, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
