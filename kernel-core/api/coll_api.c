@@ -2,6 +2,8 @@
  * call into a task, queue it in the current group (a call outside any
  * group is a group of one and completes here for host buffers). */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "api/api.h"
 #include "base/err.h"
@@ -114,8 +116,10 @@ MK_API(ncclResult_t, Reduce, const void* sendbuff, void* recvbuff, size_t count,
   return coll_task(comm, fn, MK_COLL_REDUCE, sendbuff, recvbuff, count, datatype, op, root, 1, stream);
 }
 
-static ncclResult_t p2p_task(ncclComm_t comm, const char* fn, task_kind_t kind, const void* sendbuff, void* recvbuff,
-                             size_t count, ncclDataType_t type, int peer, void* stream) {
+/* owned: a buffer the task frees when it is done (or dropped), or NULL. */
+static ncclResult_t p2p_task_owning(ncclComm_t comm, const char* fn, task_kind_t kind, const void* sendbuff,
+                                    void* recvbuff, size_t count, ncclDataType_t type, int peer, void* stream,
+                                    void* owned) {
   MK_CHECK(coll_check(comm, fn, type, count, 0));
   MK_CHECK(coll_check_root(comm, fn, "peer", peer));
   MK_CHECK(coll_check_buf(fn, "buffer", kind == TASK_SEND ? sendbuff : recvbuff, count));
@@ -127,7 +131,13 @@ static ncclResult_t p2p_task(ncclComm_t comm, const char* fn, task_kind_t kind, 
   t.type = type;
   t.peer = peer;
   t.stream = stream;
+  t.ownedBuf = owned;
   return coll_submit(comm, &t);
+}
+
+static ncclResult_t p2p_task(ncclComm_t comm, const char* fn, task_kind_t kind, const void* sendbuff, void* recvbuff,
+                             size_t count, ncclDataType_t type, int peer, void* stream) {
+  return p2p_task_owning(comm, fn, kind, sendbuff, recvbuff, count, type, peer, stream, NULL);
 }
 
 MK_API(ncclResult_t, Send, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
@@ -140,19 +150,39 @@ MK_API(ncclResult_t, Recv, void* recvbuff, size_t count, ncclDataType_t datatype
   return p2p_task(comm, "ncclRecv", TASK_RECV, NULL, recvbuff, count, datatype, peer, stream);
 }
 
+/* An in-place host AlltoAll sends from a copy of its input: its group's
+ * receive from one peer lands on the piece it sends to another, which a
+ * send larger than the connection buffers has not taken yet. The copy
+ * belongs to the first send task and goes with it. (GPU communicators send
+ * from the buffer itself, as NCCL does; NCCLX refuses in-place AlltoAll.) */
+static ncclResult_t alltoall_input(ncclComm_t comm, const char* fn, const void* sendbuff, const void* recvbuff,
+                                   size_t total, void** copy) {
+  *copy = NULL;
+  const char *s = sendbuff, *r = recvbuff;
+  if (comm->cudaDev >= 0 || total == 0 || s + total <= r || r + total <= s) return ncclSuccess;
+  void* c = malloc(total);
+  if (!c) return MK_FAIL(ncclSystemError, "%s: out of memory for a copy of the in-place input (%zu bytes)", fn, total);
+  memcpy(c, sendbuff, total);
+  *copy = c;
+  return ncclSuccess;
+}
+
 /* AlltoAll, Gather and Scatter are groups of sends and receives. */
 static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, const void* sendbuff, void* recvbuff,
                                 size_t count, ncclDataType_t type, int root, void* stream) {
   MK_CHECK(coll_check(comm, fn, type, count, 1));
   if (pattern != 0) MK_CHECK(coll_check_root(comm, fn, "root", root));
   size_t bytes = count * host_type_size(type);
-  const char* s = sendbuff;
+  void* copy = NULL;
+  if (pattern == 0) MK_CHECK(alltoall_input(comm, fn, sendbuff, recvbuff, bytes * (size_t)comm->nRanks, &copy));
+  const char* s = copy ? copy : sendbuff;
   char* r = recvbuff;
   ncclResult_t res = plan_group_start();
   for (int p = 0; p < comm->nRanks && res == ncclSuccess; p++) {
     size_t at = (size_t)p * bytes;
     if (pattern == 0) { /* alltoall */
-      res = p2p_task(comm, fn, TASK_SEND, s + at, NULL, count, type, p, stream);
+      res = p2p_task_owning(comm, fn, TASK_SEND, s + at, NULL, count, type, p, stream, copy);
+      if (res == ncclSuccess) copy = NULL; /* the task owns it now */
       if (res == ncclSuccess) res = p2p_task(comm, fn, TASK_RECV, NULL, r + at, count, type, p, stream);
     } else if (pattern == 1) { /* gather to root */
       if (p == comm->rank) res = p2p_task(comm, fn, TASK_SEND, sendbuff, NULL, count, type, root, stream);
@@ -162,6 +192,7 @@ static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, co
       if (res == ncclSuccess && p == comm->rank) res = p2p_task(comm, fn, TASK_RECV, NULL, recvbuff, count, type, root, stream);
     }
   }
+  free(copy); /* no task took it */
   ncclResult_t end = plan_group_end();
   return res != ncclSuccess ? res : end;
 }

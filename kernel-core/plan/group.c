@@ -31,6 +31,8 @@ static plan_task_t* task_alloc(void) {
 }
 
 static void task_release(plan_task_t* t) {
+  free(t->ownedBuf);
+  t->ownedBuf = NULL;
   if (task_cache_n >= TASK_CACHE_MAX) {
     free(t);
     return;

@@ -33,6 +33,7 @@ typedef struct plan_task {
   int peer;               /* send/recv */
   void* stream;           /* cudaStream_t of the call (GPU communicators) */
   void* profApi;          /* its CollApi/P2pApi profiler event, parent of its Coll/P2p (NULL: none) */
+  void* ownedBuf;         /* freed with the task: an in-place host AlltoAll's copy of its input (coll_api.c) */
   int tuned;              /* choice holds the tuner's answer (asked once per task) */
   plan_choice_t choice;
 } plan_task_t;

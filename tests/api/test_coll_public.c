@@ -2,8 +2,9 @@
  * processes sharing unique ids made in rank 0 (ranks_unique_id): every collective,
  * every type and op (with PreMulSum), counts 0, 1, odd and a few MB, roots
  * other than 0, in place and out of place; then 1000 back-to-back small
- * collectives, two communicators used alternately, and a ring of
- * Send/Recv inside a group. Every element of every result is checked.
+ * collectives, two communicators used alternately, a ring of Send/Recv
+ * inside a group, and an in-place AlltoAll larger than the connection
+ * buffers. Every element of every result is checked.
  *
  *   test_coll_public N [quick]     (transports follow the environment:
  *                                   NCCL_SHM_DISABLE=1 forces the net) */
@@ -56,6 +57,27 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclGroupEnd());
   int prev = (rank - 1 + n) % n;
   CHECK(in[0] == prev && in[1] == prev * 10 && in[2] == prev * 100);
+  /* In-place AlltoAll with pieces larger than a connection's buffer, alone
+   * and inside a group: the receive from a peer must not overwrite the
+   * piece this rank still has to send (coll_api.c). */
+  if (n <= 4) {
+    size_t piece = (size_t)10 << 18; /* 10 MiB of int32 per peer */
+    int32_t* a2a = malloc(piece * (size_t)n * sizeof(int32_t));
+    CHECK(a2a);
+    for (int grouped = 0; grouped < 2; grouped++) {
+      for (int p = 0; p < n; p++)
+        for (size_t i = 0; i < piece; i++) a2a[(size_t)p * piece + i] = (int32_t)(rank * 1000003 + p * 7919 + i % 4093);
+      if (grouped) CHECK_NCCL(ncclGroupStart());
+      CHECK_NCCL(ncclAlltoAll(a2a, a2a, piece, ncclInt32, comm, NULL));
+      if (grouped) CHECK_NCCL(ncclGroupEnd());
+      long bad = 0;
+      for (int p = 0; p < n; p++)
+        for (size_t i = 0; i < piece; i++)
+          bad += a2a[(size_t)p * piece + i] != (int32_t)(p * 1000003 + rank * 7919 + i % 4093);
+      CHECK_MSG(bad == 0, "rank %d: in-place AlltoAll (grouped %d): %ld wrong elements", rank, grouped, bad);
+    }
+    free(a2a);
+  }
   CHECK_NCCL(ncclCommDestroy(comm2));
   CHECK_NCCL(ncclCommDestroy(comm));
   return 0;
