@@ -720,7 +720,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
 }
 
 /* The LL-only kernel's items: FLAT, or a ring in LL, on 2+ ranks (the host
- * launches nothing else on it: gpu_exec.c, gpu_works_ll_only). */
+ * launches nothing else on it: mk_works_ll_only, device/common/work.h). */
 static __device__ void mk_run_ll(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel,
                                  int* aborted, char* scratch, mk_conn_slots* slots, uint64_t* traceStart) {
   mk_prims_ll p;

@@ -182,8 +182,10 @@ static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, co
     size_t at = (size_t)p * bytes;
     if (pattern == 0) { /* alltoall */
       res = p2p_task_owning(comm, fn, TASK_SEND, s + at, NULL, count, type, p, stream, copy);
-      if (res == ncclSuccess) copy = NULL; /* the task owns it now */
-      if (res == ncclSuccess) res = p2p_task(comm, fn, TASK_RECV, NULL, r + at, count, type, p, stream);
+      if (res == ncclSuccess) {
+        copy = NULL; /* the task owns it now */
+        res = p2p_task(comm, fn, TASK_RECV, NULL, r + at, count, type, p, stream);
+      }
     } else if (pattern == 1) { /* gather to root */
       if (p == comm->rank) res = p2p_task(comm, fn, TASK_SEND, sendbuff, NULL, count, type, root, stream);
       if (res == ncclSuccess && comm->rank == root) res = p2p_task(comm, fn, TASK_RECV, NULL, r + at, count, type, p, stream);
