@@ -53,6 +53,7 @@ static int host_coll_bind(host_prims_t* p, channel_t* ch, const int* recvPeers, 
   return 0;
 }
 
+#include "device/common/coll_flat.h"
 #include "device/common/coll_ring.h"
 #include "device/common/coll_tree.h"
 
@@ -89,11 +90,19 @@ static ncclResult_t host_coll_tree(channel_t* ch, const mk_work_t* w, host_prims
 }
 
 /* Flat AllReduce: the collective connections to every other rank, in rank
- * order both ways (kernel-core/channel: channel_connect_flat). */
+ * order both ways (kernel-core/channel: channel_connect_flat); in one step,
+ * or direct when the input is longer than a chunk (coll_flat.h). */
 static ncclResult_t host_coll_flat(channel_t* ch, const mk_work_t* w, host_prims_t* p, int rank, int nRanks) {
   int peers[MK_FLAT_MAX_RANKS], n = 0;
   if (nRanks < 2 || nRanks > MK_FLAT_MAX_RANKS)
     return MK_FAIL(ncclInternalError, "host executor: flat AllReduce over %d ranks", nRanks);
+  int64_t ts = (int64_t)p->typeSize;
+  if (mk_flat_direct((int64_t)w->count * ts, w->chunkSize)) {
+    mk_flat_ctx_t c = {.rank = rank, .nRanks = nRanks, .bid = ch->id - w->channelLo, .ts = ts, .exec = ch};
+    mk_flat_shape(&c.shape, (int64_t)w->count, nRanks, w->nChannels, w->chunkSize / ts, mk_elem_align((int)ts));
+    if (coll_flat_direct(p, w, &c)) return host_coll_failure(p);
+    return ncclSuccess;
+  }
   for (int r = 0; r < nRanks; r++)
     if (r != rank) peers[n++] = r;
   if (host_coll_bind(p, ch, peers, n, peers, n)) return ncclInternalError;

@@ -147,6 +147,9 @@ static void dp_read_plan_params(struct ncclComm* comm) {
                      : !gpu     ? param_int("MKCCL_FLAT_MAX_BYTES")
                      : dp->ringLL ? param_int("MKCCL_GPU_FLAT_MAX_BYTES")
                                   : 0;
+  dp->netFlatMaxBytes = hostNet && !userChoice ? param_int("MKCCL_NET_FLAT_MAX_BYTES") : 0;
+  dp->netFlatChunk = param_int("MKCCL_NET_FLAT_CHUNK_BYTES");
+  dp->netFlatMaxRanks = (int)param_int("MKCCL_NET_FLAT_MAX_RANKS");
   dp->gpuLLMaxBytes = gpu && !userChoice && dp->ringLL ? param_int("MKCCL_GPU_LL_MAX_BYTES") : 0;
   int64_t batch = param_int("NCCL_WORK_FIFO_BYTES") / 2 / (int64_t)sizeof(mk_work_t);
   dp->workBatch = batch < 1 ? 1 : (int)batch;

@@ -24,6 +24,9 @@ typedef struct dp_state {
   int flatNoProxy;         /* and none of its connections needs the proxy (plan_alone.c) */
   int flatLL;              /* GPU: every rank's FLAT connections have LL lines (agreed when made) */
   int64_t flatMaxBytes;    /* MKCCL_[GPU_]FLAT_MAX_BYTES; 0 with NCCL_ALGO or NCCL_PROTO set, or GPU rings without LL */
+  int64_t netFlatMaxBytes; /* MKCCL_NET_FLAT_MAX_BYTES where host rings cross the network, else 0 (as flatMaxBytes) */
+  int64_t netFlatChunk;    /* MKCCL_NET_FLAT_CHUNK_BYTES */
+  int netFlatMaxRanks;     /* MKCCL_NET_FLAT_MAX_RANKS */
   uint64_t connGen;        /* transport_connect calls that made connections: the GPU's copy syncs on a change */
   uint8_t* rootTreesConnected; /* [nRanks] channel_connect_rooted_trees ran for that root */
   uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */

@@ -10,6 +10,7 @@
 #include "comm/comm.h"
 #include "channel/channel_setup.h"
 #include "channel/channel_tree.h"
+#include "device/common/sched_flat.h"
 #include "device/common/sched_ring.h"
 #include "device/common/sched_tree.h"
 #include "device/common/shape.h"
@@ -90,13 +91,24 @@ static ncclResult_t plan_tree_proxy(struct ncclComm* comm, const mk_work_t* w, i
   return ncclSuccess;
 }
 
-/* Proxy subs of a flat item: one step each way with every other rank. */
+/* Proxy subs of a flat item, each way with every other rank on each of
+ * its channels: one step, or direct's two steps a chunk
+ * (device/common/sched_flat.h). */
 static ncclResult_t plan_flat_proxy(struct ncclComm* comm, const mk_work_t* w, plan_proxy_t* pp) {
-  channel_t* ch = &comm->dp.channels[0];
-  for (int r = 0; r < comm->nRanks; r++) {
-    if (r == comm->rank) continue;
-    MK_CHECK(plan_proxy_add(pp, &ch->peers[r].send[MK_CONN_COLL], 1, w, 1, 1));
-    MK_CHECK(plan_proxy_add(pp, &ch->peers[r].recv[MK_CONN_COLL], 1, w, 1, 1));
+  int64_t ts = (int64_t)host_type_size((ncclDataType_t)w->type);
+  uint64_t steps = 1;
+  if (mk_flat_direct((int64_t)w->count * ts, w->chunkSize)) {
+    mk_flat_shape_t s;
+    mk_flat_shape(&s, (int64_t)w->count, comm->nRanks, w->nChannels, w->chunkSize / ts, mk_elem_align((int)ts));
+    steps = mk_flat_conn_steps(s.nLoops);
+  }
+  for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
+    channel_t* ch = &comm->dp.channels[c];
+    for (int r = 0; r < comm->nRanks; r++) {
+      if (r == comm->rank) continue;
+      MK_CHECK(plan_proxy_add(pp, &ch->peers[r].send[MK_CONN_COLL], steps, w, 1, 1));
+      MK_CHECK(plan_proxy_add(pp, &ch->peers[r].recv[MK_CONN_COLL], steps, w, 1, 1));
+    }
   }
   return ncclSuccess;
 }

@@ -10,6 +10,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "comm/comm.h"
+#include "device/common/sched_flat.h"
 #include "device/common/shape.h"
 #include "device/common/work.h"
 #include "device/host/host_types.h"
@@ -126,8 +127,30 @@ static int64_t plan_chain_chunk(const struct ncclComm* comm, const plan_task_t* 
   return chunk;
 }
 
+/* Over the network each hop costs a round of thread hand-offs on both
+ * ends, so a host AllReduce among a few ranks runs FLAT well past one step:
+ * direct above a chunk (device/common/coll_flat.h), on channel 0 (whose
+ * FLAT connections channel_connect_flat makes). */
+static int plan_net_flat_fits(struct ncclComm* comm, const plan_task_t* t) {
+  size_t bytes = t->count * host_type_size(t->type);
+  int maxRanks = comm->dp.netFlatMaxRanks < MK_FLAT_MAX_RANKS ? comm->dp.netFlatMaxRanks : MK_FLAT_MAX_RANKS;
+  return t->coll == MK_COLL_ALLREDUCE && comm->cudaDev < 0 && comm->nRanks >= 3 && comm->nRanks <= maxRanks &&
+         (int64_t)bytes <= comm->dp.netFlatMaxBytes && comm->dp.netFlatChunk > 0 && !tune_ctx_tuner(comm->tune);
+}
+
 int plan_tune_flat(struct ncclComm* comm, const plan_task_t* t, plan_choice_t* out) {
-  if (!plan_flat_fits(comm, t)) return 0;
+  if (!plan_flat_fits(comm, t)) {
+    if (!plan_net_flat_fits(comm, t)) return 0;
+    int64_t step = comm->dp.buffSize / MKCCL_STEPS;
+    int64_t chunk = comm->dp.netFlatChunk < step ? comm->dp.netFlatChunk : step;
+    size_t ts = host_type_size(t->type);
+    *out = (plan_choice_t){MK_ALGO_FLAT, MK_PROTO_SIMPLE, 1, plan_chunk_clamp((size_t)chunk, step, ts), -1.0f};
+    MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat (%s, chunk %lld) proto simple (MKCCL_NET_FLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
+            t->count * ts, mk_flat_direct((int64_t)(t->count * ts), out->chunkBytes) ? "direct" : "one step",
+            (long long)out->chunkBytes, (long long)comm->dp.netFlatMaxBytes, comm->rank,
+            (unsigned long long)comm->dp.opCount);
+    return 1;
+  }
   int gpu = comm->cudaDev >= 0;
   *out = (plan_choice_t){MK_ALGO_FLAT, gpu ? MK_PROTO_LL : MK_PROTO_SIMPLE, 1, comm->dp.buffSize / MKCCL_STEPS, -1.0f};
   MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat proto %s (MKCCL_%sFLAT_MAX_BYTES %lld; rank %d, opCount %llu)",

@@ -8,7 +8,7 @@
 # HOST_SWEEP: "name=ENV[,ENV...] ..." (empty ENV: the defaults);
 # HOST_SWEEP_PATH: shm (default) or net (NCCL_SHM_DISABLE=1, Open MPI tcp);
 # HOST_SWEEP_RANKS (default "2 4"), HOST_SWEEP_MIN/MAX (1M/256M), HOST_SWEEP_ITERS (20),
-# HOST_SWEEP_WARMUP (3, per size and at the ends, for both libraries);
+# HOST_SWEEP_WARMUP (3, per size and at the ends, for both libraries); HOST_SWEEP_FACTOR (4, between sizes);
 # HOST_SWEEP_TIME=1: times (us) instead of busbw (for latency).
 # Benchmarks print; they assert nothing. A variant that reports #wrong says so.
 set -uo pipefail
@@ -36,7 +36,7 @@ if [[ $PATH_KIND == net ]]; then
   btl="tcp,self --mca btl_tcp_if_include lo"
 fi
 WARMUP=${HOST_SWEEP_WARMUP:-3}
-ARGS=(all_reduce -b "$MIN" -e "$MAX" -f 4 -n "$ITERS" -w "$WARMUP")
+ARGS=(all_reduce -b "$MIN" -e "$MAX" -f "${HOST_SWEEP_FACTOR:-4}" -n "$ITERS" -w "$WARMUP")
 
 # One line: name, then out-of-place busbw per size; "!" after a wrong size.
 # busbw in column 8 and #wrong in 9 (mkccl-perf), or busbw in 6
@@ -73,6 +73,6 @@ for n in $RANKS; do
   if ((have_ompi)); then
     # shellcheck disable=SC2086 # btl carries its own --mca words
     orterun --allow-run-as-root --oversubscribe --bind-to none -np "$n" --mca btl $btl \
-      "$B/mkccl-mpi-allreduce" -b "$MIN" -e "$MAX" -f 4 -n "$ITERS" -w "$WARMUP" 2>/dev/null | row "ompi-${btl%%,*}" 6
+      "$B/mkccl-mpi-allreduce" -b "$MIN" -e "$MAX" -f "${HOST_SWEEP_FACTOR:-4}" -n "$ITERS" -w "$WARMUP" 2>/dev/null | row "ompi-${btl%%,*}" 6
   fi
 done

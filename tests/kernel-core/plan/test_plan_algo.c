@@ -15,6 +15,8 @@
  *  - a FLAT AllReduce called alone runs at once (plan_alone.c) where no
  *    connection needs the proxy, and gives the bits the general path
  *    (the same call in a group) gives;
+ *  - over the network (3 and 4 ranks), FLAT's direct form for larger
+ *    inputs (MKCCL_NET_FLAT_MAX_BYTES) gives the ring's bytes too;
  *  - with no setting a small AllReduce runs FLAT and a large one the ring;
  *    with FLAT off the cost model picks tree for the small one, and the
  *    planner runs what it picked.
@@ -31,7 +33,7 @@
 #include "plan/plan_tune.h"
 #include "ranks_id.h"
 
-static ncclUniqueId ids[7];
+static ncclUniqueId ids[8];
 
 /* A communicator made while `var` (NCCL_ALGO or NCCL_PROTO) is `value`. */
 static ncclComm_t comm_with(const char* var, const char* value, int n, int id, int rank) {
@@ -152,9 +154,46 @@ static void check_model_choice(ncclComm_t comm, ncclComm_t noFlat, int n) {
   CHECK(comm->dp.algoCount[MK_ALGO_RING] == ring0 + 1);
 }
 
+/* Over the network with 3 or 4 ranks, an AllReduce up to
+ * MKCCL_NET_FLAT_MAX_BYTES runs FLAT, direct beyond a chunk
+ * (device/common/coll_flat.h): with 4 KB chunks, every type and op gives the
+ * ring's bytes and the right values, for counts in one step, in one chunk
+ * a piece, across many chunks and with uneven pieces, in and out of place. */
+static long check_net_direct(ncclComm_t ring, int rank, int n) {
+  setenv("MKCCL_NET_FLAT_MAX_BYTES", "8388608", 1); /* the few-MB cases too */
+  ncclComm_t direct = comm_with("MKCCL_NET_FLAT_CHUNK_BYTES", "4096", n, 7, rank);
+  unsetenv("MKCCL_NET_FLAT_MAX_BYTES");
+  const size_t counts[] = {1, 7, 1029, 30011, 1000003};
+  long wrong = 0;
+  uint64_t flat0 = direct->dp.algoCount[MK_ALGO_FLAT];
+  int runs = 0;
+  for (int type = 0; type < ncclNumTypes; type++)
+    for (int op = 0; op <= C_OP_PREMUL; op++)
+      for (int k = 0; k < 5; k++) {
+        if (k == 4 && type != ncclFloat32 && type != ncclInt8) continue;
+        coll_case_t c = {C_ALLREDUCE, type, op, 0, (k + type + op) % 2, counts[k]};
+        wrong += same_on_both(ring, direct, &c, rank, n);
+        runs++;
+      }
+  CHECK_MSG(direct->dp.algoCount[MK_ALGO_FLAT] == flat0 + (uint64_t)runs, "%d ranks: %llu of %d AllReduces ran FLAT", n,
+            (unsigned long long)(direct->dp.algoCount[MK_ALGO_FLAT] - flat0), runs);
+  CHECK(direct->dp.algoCount[MK_ALGO_RING] == 0 && direct->dp.algoCount[MK_ALGO_TREE] == 0);
+  /* Above MKCCL_NET_FLAT_MAX_BYTES: the ring. */
+  size_t big = ((size_t)direct->dp.netFlatMaxBytes + 4096) / sizeof(float);
+  float* buf = malloc(big * sizeof(float));
+  CHECK(buf);
+  for (size_t i = 0; i < big; i++) buf[i] = (float)(i % 7);
+  CHECK_NCCL(ncclAllReduce(buf, buf, big, ncclFloat32, ncclSum, direct, NULL));
+  for (size_t i = 0; i < big; i++) wrong += buf[i] != (float)(n * (int)(i % 7));
+  CHECK(direct->dp.algoCount[MK_ALGO_RING] == 1);
+  free(buf);
+  CHECK_NCCL(ncclCommDestroy(direct));
+  return wrong;
+}
+
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  for (int i = 0; i < 7; i++) ranks_unique_id(rank, &ids[i]);
+  for (int i = 0; i < 8; i++) ranks_unique_id(rank, &ids[i]);
   ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
   ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
   long wrong = 0;
@@ -180,6 +219,8 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK(flat->dp.algoCount[MK_ALGO_RING] == 0 && flat->dp.algoCount[MK_ALGO_TREE] == 0);
   check_flat_order(flat, rank, n);
   CHECK_NCCL(ncclCommDestroy(flat));
+  const char* shmOff = getenv("NCCL_SHM_DISABLE");
+  if (shmOff && atoi(shmOff) == 1 && n >= 3 && n <= 4) wrong += check_net_direct(ring, rank, n);
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
   CHECK(ring->dp.algoCount[MK_ALGO_RING] > 0 && ring->dp.algoCount[MK_ALGO_TREE] == 0);
   CHECK(tree->dp.algoCount[MK_ALGO_TREE] > 0 && tree->dp.algoCount[MK_ALGO_RING] == 0);
@@ -191,7 +232,9 @@ static int rank_main(int rank, int n, void* arg) {
 
   check_proto(n, rank);
   ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
+  setenv("MKCCL_NET_FLAT_MAX_BYTES", "0", 1); /* over the network FLAT has a setting of its own */
   ncclComm_t noFlat = comm_with("MKCCL_FLAT_MAX_BYTES", "0", n, 6, rank);
+  unsetenv("MKCCL_NET_FLAT_MAX_BYTES");
   check_model_choice(model, noFlat, n);
   CHECK_NCCL(ncclCommDestroy(noFlat));
   CHECK_NCCL(ncclCommDestroy(model));

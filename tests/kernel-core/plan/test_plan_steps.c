@@ -10,7 +10,8 @@
  * step rounded up to chunkSteps); the proxy side is what the planner posts
  * (plan/plan_steps.h) started as transport-net's proxy starts an op. Checked
  * over random sequences of every collective (rings, and trees for
- * AllReduce, Broadcast and Reduce, mixed on the same connections), N =
+ * AllReduce, Broadcast and Reduce, FLAT AllReduce in one step and direct,
+ * mixed on the same connections), N =
  * 2..8, 1..4 channels, all element sizes, counts 1/odd/around loop
  * boundaries, every root; and point-to-point parts. */
 #include <stdint.h>
@@ -31,8 +32,8 @@ typedef struct {
 } conn_state_t;
 
 typedef struct {
-  uint64_t* recv[2]; /* executor step counters of the connectors in use */
-  uint64_t* send[2];
+  uint64_t* recv[MAXR]; /* executor step counters of the connectors in use */
+  uint64_t* send[MAXR];
   int nRecv, nSend;
   int chunkSteps, sliceSteps;
   int chunks;        /* primitive calls seen */
@@ -44,7 +45,7 @@ typedef struct {
 /* A new operation on these connections: each starts at its step rounded up
  * to chunkSteps (as mk_begin / host_prims_begin). */
 static void cnt_attach(cnt_prims_t* p, uint64_t** recv, int nRecv, uint64_t** send, int nSend) {
-  CHECK(nRecv <= 2 && nSend <= 2);
+  CHECK(nRecv < MAXR && nSend < MAXR);
   p->nRecv = nRecv;
   p->nSend = nSend;
   for (int i = 0; i < nRecv; i++) {
@@ -58,8 +59,8 @@ static void cnt_attach(cnt_prims_t* p, uint64_t** recv, int nRecv, uint64_t** se
 }
 
 static int cnt_bind(cnt_prims_t* p, const int* recvPeers, int nRecv, const int* sendPeers, int nSend) {
-  uint64_t* recv[2];
-  uint64_t* send[2];
+  uint64_t* recv[MAXR];
+  uint64_t* send[MAXR];
   for (int i = 0; i < nRecv; i++) recv[i] = &p->st->execRecv[p->rank][p->bid][recvPeers[i]];
   for (int i = 0; i < nSend; i++) send[i] = &p->st->execSend[p->rank][p->bid][sendPeers[i]];
   cnt_attach(p, recv, nRecv, send, nSend);
@@ -92,6 +93,7 @@ static int cnt_chunk(cnt_prims_t* p, int prim, int64_t nelem) {
 #define MK_PRIMS_CHUNK(p, prim, src, dst, nelem) ((void)(src), (void)(dst), cnt_chunk((p), (prim), (nelem)))
 #define MK_PRIMS_BIND(p, ctx, recvPeers, nRecv, sendPeers, nSend) \
   ((void)(ctx), cnt_bind((p), (recvPeers), (nRecv), (sendPeers), (nSend)))
+#include "device/common/coll_flat.h"
 #include "device/common/coll_ring.h"
 #include "device/common/coll_tree.h"
 
@@ -181,6 +183,41 @@ static void run_tree(conn_state_t* st, const mk_work_t* w, int N, int ts, int64_
     }
 }
 
+/* FLAT AllReduce: in one step (one channel), every other rank one step
+ * each way; direct beyond a chunk (coll_flat.h), on every channel, what
+ * plan_flat_proxy posts. */
+static void run_flat(conn_state_t* st, const mk_work_t* w, int N, int ts) {
+  int64_t count = (int64_t)w->count;
+  int direct = mk_flat_direct(count * ts, w->chunkSize);
+  if (!direct && w->nChannels != 1) return; /* the planner gives one step one channel */
+  uint64_t steps = 1;
+  mk_flat_shape_t shape = {0, 0, 0, 0, 0};
+  if (direct) {
+    mk_flat_shape(&shape, count, N, w->nChannels, w->chunkSize / ts, mk_elem_align(ts));
+    steps = mk_flat_conn_steps(shape.nLoops);
+  }
+  int peers[MAXR];
+  for (int r = 0; r < N; r++)
+    for (int b = 0; b < w->nChannels; b++) {
+      int n = 0;
+      for (int q = 0; q < N; q++)
+        if (q != r) peers[n++] = q;
+      cnt_prims_t p = {{NULL}, {NULL}, 0, 0, 1, 1, 0, st, r, b};
+      if (direct) {
+        mk_flat_ctx_t c = {.rank = r, .nRanks = N, .bid = b, .ts = ts, .exec = NULL, .shape = shape};
+        CHECK(coll_flat_direct(&p, w, &c) == 0);
+      } else {
+        /* host_prims_flat: one step to every peer, one from every peer */
+        cnt_bind(&p, peers, n, peers, n);
+        cnt_chunk(&p, MK_PRIM_RECV_REDUCE_COPY_SEND, count);
+      }
+      for (int i = 0; i < n; i++) {
+        proxy_post(&st->proxySend[r][b][peers[i]], steps, 1);
+        proxy_post(&st->proxyRecv[r][b][peers[i]], steps, 1);
+      }
+    }
+}
+
 static int has_tree(int coll) {
   return coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE;
 }
@@ -207,6 +244,7 @@ static void run_coll(conn_state_t* st, int N, int nch, int algo, int coll, int t
   w.sendbuff = (const void*)(uintptr_t)0x10000000; /* never dereferenced */
   w.recvbuff = (void*)(uintptr_t)0x20000000;
   if (algo == MK_ALGO_TREE) run_tree(st, &w, N, ts, chunkElems, chunkSteps, sliceSteps);
+  else if (algo == MK_ALGO_FLAT) run_flat(st, &w, N, ts);
   else run_ring(st, &w, N, ts, chunkElems, chunkSteps, sliceSteps);
   for (int r = 0; r < N; r++)
     for (int b = 0; b < nch; b++)
@@ -214,13 +252,13 @@ static void run_coll(conn_state_t* st, int N, int nch, int algo, int coll, int t
         CHECK_MSG(st->execSend[r][b][q] == st->proxySend[r][b][q] && st->execRecv[r][b][q] == st->proxyRecv[r][b][q],
                   "%s coll %d N %d nch %d ts %d count %lld root %d: rank %d channel %d peer %d executor send/recv "
                   "steps %llu/%llu, proxy %llu/%llu",
-                  algo == MK_ALGO_TREE ? "tree" : "ring", coll, N, nch, ts, (long long)count, root, r, b, q,
+                  algo == MK_ALGO_TREE ? "tree" : algo == MK_ALGO_FLAT ? "flat" : "ring", coll, N, nch, ts, (long long)count, root, r, b, q,
                   (unsigned long long)st->execSend[r][b][q], (unsigned long long)st->execRecv[r][b][q],
                   (unsigned long long)st->proxySend[r][b][q], (unsigned long long)st->proxyRecv[r][b][q]);
         CHECK_MSG(st->execSend[r][b][q] == st->execRecv[q][b][r],
                   "%s coll %d N %d nch %d ts %d count %lld root %d: rank %d sends %llu steps to rank %d which "
                   "receives %llu",
-                  algo == MK_ALGO_TREE ? "tree" : "ring", coll, N, nch, ts, (long long)count, root, r,
+                  algo == MK_ALGO_TREE ? "tree" : algo == MK_ALGO_FLAT ? "flat" : "ring", coll, N, nch, ts, (long long)count, root, r,
                   (unsigned long long)st->execSend[r][b][q], q, (unsigned long long)st->execRecv[q][b][r]);
         nChecked++;
       }
@@ -256,8 +294,9 @@ int main(void) {
         memset(&st, 0, sizeof(st));
         /* Every collective and algorithm, size and root once, in order... */
         for (int coll = 0; coll < MK_COLL_SENDRECV; coll++)
-          for (int algo = MK_ALGO_TREE; algo <= MK_ALGO_RING; algo++) {
+          for (int algo = MK_ALGO_TREE; algo <= MK_ALGO_FLAT; algo++) {
             if (algo == MK_ALGO_TREE && !has_tree(coll)) continue;
+            if (algo > MK_ALGO_RING && (algo != MK_ALGO_FLAT || coll != MK_COLL_ALLREDUCE)) continue;
             for (int t = 0; t < 4; t++) {
               int ts = tss[t];
               int64_t loopElems = (int64_t)4 * stepSize / ts * N * nch;
@@ -274,6 +313,7 @@ int main(void) {
         for (int i = 0; i < 300; i++) {
           int coll = (int)(next_rand() % MK_COLL_SENDRECV);
           int algo = has_tree(coll) && next_rand() % 2 ? MK_ALGO_TREE : MK_ALGO_RING;
+          if (coll == MK_COLL_ALLREDUCE && next_rand() % 3 == 0) algo = MK_ALGO_FLAT;
           int ts = tss[next_rand() % 4];
           int64_t count = 1 + (int64_t)(next_rand() % (uint64_t)(8 * stepSize * N));
           run_coll(&st, N, nch, algo, coll, ts, count, (int)(next_rand() % (uint64_t)N), stepSize);
