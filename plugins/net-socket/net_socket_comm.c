@@ -1,6 +1,7 @@
 /* Life of a connection: allocation, helper threads, the data-socket rings,
  * failure, and the release of every fd and thread. */
 #include "net_socket_comm.h"
+#include "net_socket_unexp.h"
 #include "net_socket_unpack.h"
 
 #include <errno.h>
@@ -30,6 +31,8 @@ net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads) {
   comm->inlineMax = inlineMax > 0 ? (size_t)inlineMax : 0;
   int64_t spinUs = net_socket_param_int(NET_SOCKET_PARAM_HELPER_SPIN);
   comm->helperSpinNs = spinUs > 0 ? spinUs * 1000 : 0;
+  int64_t unexpMax = net_socket_param_int(NET_SOCKET_PARAM_UNEXPECTED_MAX);
+  comm->unexpMaxBytes = unexpMax > 0 ? (size_t)unexpMax : 0;
   if (nSocks > 0) {
     comm->data = calloc((size_t)nSocks, sizeof(*comm->data));
     comm->helpers = calloc((size_t)comm->nThreads, sizeof(*comm->helpers));
@@ -102,6 +105,7 @@ void net_socket_comm_free(net_socket_comm_t* comm) {
   free(comm->helpers);
   free(comm->data);
   net_socket_unpack_free(comm->unpack);
+  net_socket_unexp_free(comm);
   free(comm);
 }
 

@@ -19,13 +19,18 @@
 
 #define NET_SOCKET_MAX_REQUESTS NCCL_NET_MAX_REQUESTS
 #define NET_SOCKET_MAX_RECVS 8
-/* Tasks a data socket may hold: one chunk of every sub-receive in flight. */
-#define NET_SOCKET_RING (NET_SOCKET_MAX_REQUESTS * NET_SOCKET_MAX_RECVS)
+/* Early messages a receive comm holds at most (net_socket_unexp.h). */
+#define NET_SOCKET_MAX_UNEXPECTED (NET_SOCKET_MAX_REQUESTS * NET_SOCKET_MAX_RECVS)
+/* Tasks a data socket may hold: one chunk of every sub-receive in flight
+ * and of every early message. */
+#define NET_SOCKET_RING (NET_SOCKET_MAX_REQUESTS * NET_SOCKET_MAX_RECVS + NET_SOCKET_MAX_UNEXPECTED)
 /* Queued control messages (header, inline payload) one sendmsg carries. */
 #define NET_SOCKET_TX_BATCH 16
 /* Receive read-ahead on the control socket: what one recvmsg brings beyond
  * the current message (next headers, small payloads). */
 #define NET_SOCKET_RXBUF 4096
+
+struct net_socket_unexp;
 
 /* One message: a send, or one buffer of a (grouped) receive. */
 typedef struct {
@@ -35,6 +40,7 @@ typedef struct {
   int tag;
   int matched;        /* receive: a header has been matched to it */
   atomic_int pending; /* chunks (or inline payload) not yet moved */
+  struct net_socket_unexp* unexp; /* receive: the early message it took (net_socket_unexp.h), until copied */
 } net_socket_sub_t;
 
 typedef struct net_socket_request {
@@ -108,6 +114,10 @@ typedef struct net_socket_comm {
   size_t rxBufHead, rxBufTail; /* unread bytes of rxBuf */
   char rxBuf[NET_SOCKET_RXBUF];
   struct net_socket_unpack* unpack; /* unpack mode's queue, NULL for ordinary receives */
+  /* receive side: early messages, in arrival order (net_socket_unexp.h) */
+  struct net_socket_unexp* unexpHead;
+  int unexpCount;
+  size_t unexpBytes, unexpMaxBytes;
 } net_socket_comm_t;
 
 /* A comm with nSocks data sockets (fds -1) and ctrlFd -1; NULL on failure. */

@@ -19,6 +19,10 @@ static const mkcclParamDecl_v1 net_socket_param_decls[] = {
      "Smallest chunk a message is split into across the data sockets (bytes)"},
     {NET_SOCKET_PARAM_INLINE, MKCCL_PARAM_INT64, "128",
      "Messages up to this size travel on the control socket with their header (bytes)"},
+    {NET_SOCKET_PARAM_UNEXPECTED_MAX, MKCCL_PARAM_INT64, "268435456",
+     "Bytes a receive comm may hold of messages that came before their receive was posted while a receive of "
+     "another tag waited behind them (0: none; such a message then stops the comm's stream until its receive is "
+     "posted)"},
     {NET_SOCKET_PARAM_USER_TIMEOUT, MKCCL_PARAM_INT64, "0",
      "TCP_USER_TIMEOUT of every socket: unacknowledged data older than this kills the connection "
      "(ms, 0: kernel default)"},

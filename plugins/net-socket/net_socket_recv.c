@@ -1,7 +1,9 @@
 /* Receive side: headers are read from the control socket in send order and
  * each is matched to the earliest posted buffer with its tag; the payload is
  * then read inline, or handed to the helpers as chunks. A header with no
- * matching buffer yet waits (nothing behind it is read meanwhile). */
+ * matching buffer yet is kept as an early message when another receive
+ * waits (net_socket_unexp.h), else it waits (nothing behind it is read
+ * meanwhile). */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "net_socket_chunk.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
+#include "net_socket_unexp.h"
 #include "net_socket_unpack.h"
 #include "net_socket_xfer.h"
 #include "sock.h"
@@ -84,7 +87,7 @@ static ncclResult_t net_socket_rx_check(net_socket_comm_t* comm, const net_socke
 }
 
 /* The header matched sub: take the message. */
-static ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub) {
+ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub) {
   const net_socket_hdr_t* h = &comm->rxHdr;
   if (h->size > sub->size) {
     NS_WARN("message truncated: %llu bytes sent with tag %d, receive posted for %zu", (unsigned long long)h->size,
@@ -106,7 +109,7 @@ static ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_
   return res == ncclSuccess ? res : net_socket_comm_fail(comm, res);
 }
 
-ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm) {
+static ncclResult_t net_socket_rx_stream(net_socket_comm_t* comm) {
   const char* what = "";
   for (;;) {
     if (comm->rxState == NET_SOCKET_RX_HDR) {
@@ -124,8 +127,13 @@ ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm) {
     }
     if (comm->rxState == NET_SOCKET_RX_MATCH) {
       net_socket_sub_t* sub = net_socket_rx_match(comm, comm->rxHdr.tag);
-      if (!sub) return ncclSuccess; /* no buffer for it yet */
-      NS_CHECK(net_socket_rx_start(comm, sub));
+      if (sub) {
+        NS_CHECK(net_socket_rx_start(comm, sub));
+      } else {
+        int kept;
+        NS_CHECK(net_socket_unexp_keep(comm, &kept));
+        if (!kept) return ncclSuccess; /* no buffer for it yet */
+      }
     }
     if (comm->rxState == NET_SOCKET_RX_DATA) {
       net_socket_sub_t* sub = comm->rxSub;
@@ -138,6 +146,12 @@ ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm) {
       comm->rxState = NET_SOCKET_RX_HDR;
     }
   }
+}
+
+ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm) {
+  ncclResult_t res = net_socket_rx_stream(comm);
+  if (comm->unexpHead) net_socket_unexp_progress(comm);
+  return res;
 }
 
 ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* sizes, const int* tags,
@@ -172,7 +186,9 @@ ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* 
     sub->received = 0;
     sub->tag = tags[i];
     sub->matched = 0;
+    sub->unexp = NULL;
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
+    if (comm->unexpHead) NS_CHECK(net_socket_unexp_take(comm, sub));
   }
   r->used = 1;
   NS_CHECK(net_socket_rx_progress(comm));

@@ -18,6 +18,8 @@ ncclResult_t net_socket_close_comm(void* comm);
 /* Progress of the control socket (net_socket_send.c / net_socket_recv.c). */
 ncclResult_t net_socket_tx_progress(net_socket_comm_t* comm);
 ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm);
+/* Starts reading the message of comm->rxHdr into sub (net_socket_recv.c). */
+ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub);
 
 /* A free request slot of comm, or NULL when NET_SOCKET_MAX_REQUESTS are out. */
 net_socket_request_t* net_socket_request_get(net_socket_comm_t* comm);

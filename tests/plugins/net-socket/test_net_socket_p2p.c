@@ -2,7 +2,8 @@
  *   test_net_socket_p2p [<N> [threads socksPerThread [minTaskSize]]]   (N: 11)
  * Sizes 0, 1, odd, 1 MB, 64 MB verified byte for byte; a receive larger
  * than the message; 32 requests in flight (and the 33rd refused); grouped
- * receives matched by tag. */
+ * receives matched by tag; messages that come before their receive while
+ * a receive of another tag waits. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -169,6 +170,25 @@ static void phase_grouped(ns_end_t* e, char* buf) {
   }
 }
 
+/* Early messages: tag 21's messages (data sockets, inline, and one after a
+ * tag-22 message) come before any tag-21 receive while a tag-22 receive
+ * waits behind them. The tag-22 receive completes first (the comm keeps
+ * the earlier ones rather than stop at them: the core's p2p channels share
+ * a comm, and one channel running ahead of its receiver must not stall the
+ * others), then tag-21 receives get theirs in send order. */
+static const size_t ns_esizes[4] = {(2 << 20) + 3, 100, 70001, 4097};
+static const int ns_etags[4] = {21, 21, 22, 21};
+
+static void phase_early(ns_end_t* e, char* buf) {
+  if (e->isSend) {
+    for (int k = 0; k < 4; k++) ns_send(e, buf, ns_esizes[k], ns_etags[k], 500 + (uint32_t)k);
+    return;
+  }
+  ns_recv(e, buf, 100000, ns_esizes[2], 22, 502);
+  for (int k = 0; k < 4; k++)
+    if (k != 2) ns_recv(e, buf, 3 << 20, ns_esizes[k], 21, 500 + (uint32_t)k);
+}
+
 static int ns_rank(int rank, int nranks, void* arg) {
   (void)nranks;
   ns_shared_t* sh = arg;
@@ -194,6 +214,7 @@ static int ns_rank(int rank, int nranks, void* arg) {
   phase_sizes(&e, buf);
   phase_inflight(&e, buf);
   phase_grouped(&e, buf);
+  phase_early(&e, buf);
   if (rank == 0) {
     CHECK_EQ_INT(net_any_close_recv(&n, e.comm), ncclSuccess);
     CHECK_EQ_INT(net_any_close_listen(&n, lc), ncclSuccess);
