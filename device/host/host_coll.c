@@ -10,6 +10,7 @@
 #include "host_exec.h"
 #include "host_prims.h"
 #include "host_types.h"
+#include "host_wait.h"
 
 #define MK_ALGO_FN static inline
 #define MK_PRIMS_T host_prims_t
@@ -111,8 +112,12 @@ static ncclResult_t host_coll_flat(channel_t* ch, const mk_work_t* w, host_prims
   return res;
 }
 
-/* Send/Recv: this channel's part of each side, chunk by chunk, alternating
- * so a ring of exchanges never waits on itself. */
+/* Send/Recv: this channel's part of each side, chunk by chunk: whichever
+ * side can move goes (a send while slots are free, a receive once its data
+ * is in), so sends run up to the connection's steps ahead of receives and
+ * a ring of exchanges never waits on itself. When one side is done, the
+ * other goes on with plain waits. (Senders that run ahead are safe on a net
+ * comm the channels share: net-socket keeps messages that come early.) */
 static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* base) {
   int bid = ch->id - w->channelLo;
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
@@ -129,14 +134,32 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
     coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
     host_coll_attach1(&rp, &ch->peers[w->recvPeer].recv[MK_CONN_P2P], NULL);
   }
-  for (int i = 0; i < sendChunks || i < recvChunks; i++) {
-    int64_t off = (int64_t)i * chunk;
-    if (i < sendChunks)
+  int proxied = (sendChunks && (sp.send[0].info->flags & MKCCL_CONN_PROXY)) ||
+                (recvChunks && (rp.recv[0].info->flags & MKCCL_CONN_PROXY));
+  uint32_t idle = 0;
+  int64_t deadline = 0;
+  for (int si = 0, ri = 0; si < sendChunks || ri < recvChunks;) {
+    int moved = 0;
+    if (si < sendChunks && (ri == recvChunks || host_prims_ready(&sp, MK_PRIM_SEND))) {
+      int64_t off = (int64_t)si++ * chunk;
       MK_CHECK(host_prims_chunk(&sp, MK_PRIM_SEND, (const char*)w->sendbuff + sendOff + off, NULL,
                                 coll_clamp(sendLen, off, chunk)));
-    if (i < recvChunks)
+      moved = 1;
+    }
+    if (ri < recvChunks && (si == sendChunks || host_prims_ready(&rp, MK_PRIM_RECV))) {
+      int64_t off = (int64_t)ri++ * chunk;
       MK_CHECK(host_prims_chunk(&rp, MK_PRIM_RECV, NULL, (char*)w->recvbuff + recvOff + off,
                                 coll_clamp(recvLen, off, chunk)));
+      moved = 1;
+    }
+    if (moved) {
+      idle = 0;
+      deadline = 0;
+      continue;
+    }
+    int waited = host_wait_any_round(&idle, &deadline, base->abortFlag, proxied);
+    if (waited == HOST_WAIT_TIMEOUT) host_wait_timed_out(base->abortFlag, "a point-to-point peer's data or free slots");
+    if (waited != HOST_WAIT_OK) return ncclRemoteError;
   }
   return ncclSuccess;
 }

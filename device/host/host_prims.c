@@ -77,6 +77,28 @@ static ncclResult_t host_prims_wait_send(host_prims_t* p, host_conn_t* c, uint64
   return host_prims_wait_peer(p, c, c->info->head, target, "a free slot from a send peer");
 }
 
+/* Whether the peer's word has reached target (no wait). */
+static int host_prims_peer_at(host_conn_t* c, volatile uint64_t* word, uint64_t target) {
+  if (*c->seen >= target) return 1;
+  uint64_t v = conn_fifo_load(word);
+  if (v < target) return 0;
+  *c->seen = v;
+  return 1;
+}
+
+int host_prims_ready(host_prims_t* p, int prim) {
+  steps_shape_t s = p->shape;
+  if (mk_prim_recvs(prim))
+    for (int i = 0; i < p->nRecv; i++)
+      if (!host_prims_peer_at(&p->recv[i], p->recv[i].info->tail, *p->recv[i].step + s.sliceSteps)) return 0;
+  if (mk_prim_sends(prim))
+    for (int i = 0; i < p->nSend; i++) {
+      uint64_t end = *p->send[i].step + s.sliceSteps;
+      if (!host_prims_peer_at(&p->send[i], p->send[i].info->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0)) return 0;
+    }
+  return 1;
+}
+
 /* A recv connection's current slice, once published (and, with a device
  * offload, unpacked into its slots): where its data is. */
 static ncclResult_t host_prims_slice_in(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char** in) {

@@ -48,6 +48,10 @@ void host_prims_begin(host_prims_t* p);
  * connection. Consumes exactly chunkSteps steps on each connection it uses. */
 ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* dst, int64_t nelem);
 
+/* Whether primitive `prim`'s next slice could move now on every connection
+ * it uses (data published / slots free), without waiting. */
+int host_prims_ready(host_prims_t* p, int prim);
+
 /* Flat AllReduce of one step (nelem fits a step): this rank's input,
  * pre-multiplied, to every send connection; then the inputs of all ranks
  * combined in rank order into dst, so that every rank computes the same

@@ -8,6 +8,7 @@
 #define MKCCL_HOST_WAIT_H
 
 #include <sched.h>
+#include <time.h>
 #include <stdint.h>
 
 #include "base/clock.h"
@@ -105,6 +106,27 @@ static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatil
     }
     if (host_wait_backoff(spins++, &deadline, word, target) != HOST_WAIT_OK) return HOST_WAIT_TIMEOUT;
   }
+}
+
+/* One round of waiting for whichever of several words moves first (no one
+ * word to sleep on): proxy rounds where the proxy moves them, else spins,
+ * yields, then short sleeps; HOST_WAIT_ABORTED or HOST_WAIT_TIMEOUT as
+ * host_wait_ge. The caller counts rounds without progress in *spins. */
+static inline int host_wait_any_round(uint32_t* spins, int64_t* deadline, volatile uint32_t* abortFlag, int proxied) {
+  if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return HOST_WAIT_ABORTED;
+  uint32_t n = ++*spins;
+  if (proxied) {
+    if (!proxy_progress_help() && n % 16 == 0) sched_yield();
+  } else if (n < HOST_WAIT_SPINS) {
+    host_cpu_relax();
+  } else if (n < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) {
+    sched_yield();
+  } else {
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+  }
+  if (n % 64 == 63 && n > HOST_WAIT_SPINS && host_wait_expired(deadline)) return HOST_WAIT_TIMEOUT;
+  return HOST_WAIT_OK;
 }
 
 /* Wait until the 8-byte word's upper half is `flag` (an LL line's word,
