@@ -243,6 +243,13 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
   MK_CHECK_GOTO(dp_rings_ll_agree(comm), res, fail_channels);
   dp_read_plan_params(comm);
+  /* GPU FLAT's connections are made here, with every rank present, not at
+   * the first small AllReduce: making them has all ranks agree on LL lines,
+   * and a rank stuck before that call (never calling it) would hold the
+   * others in that exchange instead of in the kernel, whose waits end in
+   * ncclRemoteError after MKCCL_TIMEOUT. */
+  if (comm->cudaDev >= 0 && dp->flatMaxBytes > 0 && comm->nRanks > 1)
+    MK_CHECK_GOTO(channel_connect_algo(comm, MK_ALGO_FLAT, MK_COLL_ALLREDUCE, -1), res, fail_channels);
   if (comm->cudaDev >= 0) {
     MK_CHECK_GOTO(gpu_exec_create(comm, (gpu_exec_t**)&dp->gpuExec), res, fail_channels);
     res = gpu_exec_sync_conns((gpu_exec_t*)dp->gpuExec, comm, NULL, 1);
