@@ -17,8 +17,9 @@ static const mkcclParamDecl_v1 net_socket_param_decls[] = {
      "in poll() (0: sleep at once)"},
     {NET_SOCKET_PARAM_MIN_TASKSIZE, MKCCL_PARAM_INT64, "65536",
      "Smallest chunk a message is split into across the data sockets (bytes)"},
-    {NET_SOCKET_PARAM_INLINE, MKCCL_PARAM_INT64, "128",
-     "Messages up to this size travel on the control socket with their header (bytes)"},
+    {NET_SOCKET_PARAM_INLINE, MKCCL_PARAM_INT64, "16384",
+     "Messages up to this size travel on the control socket with their header, moved by the caller of "
+     "isend/test with no helper thread (bytes; NCCL's socket plugin uses 128)"},
     {NET_SOCKET_PARAM_UNEXPECTED_MAX, MKCCL_PARAM_INT64, "268435456",
      "Bytes a receive comm may hold of messages that came before their receive was posted while a receive of "
      "another tag waited behind them (0: none; such a message then stops the comm's stream until its receive is "
