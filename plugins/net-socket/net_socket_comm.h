@@ -30,8 +30,6 @@
  * the current message (next headers, small payloads). */
 #define NET_SOCKET_RXBUF 4096
 
-struct net_socket_unexp;
-
 /* One message: a send, or one buffer of a (grouped) receive. */
 typedef struct {
   char* data;
@@ -40,7 +38,6 @@ typedef struct {
   int tag;
   int matched;        /* receive: a header has been matched to it */
   atomic_int pending; /* chunks (or inline payload) not yet moved */
-  struct net_socket_unexp* unexp; /* receive: the early message it took (net_socket_unexp.h), until copied */
 } net_socket_sub_t;
 
 typedef struct net_socket_request {

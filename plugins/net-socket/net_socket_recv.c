@@ -86,14 +86,16 @@ static ncclResult_t net_socket_rx_check(net_socket_comm_t* comm, const net_socke
   return ncclSuccess;
 }
 
+ncclResult_t net_socket_rx_fits(net_socket_comm_t* comm, size_t sent, int tag, const net_socket_sub_t* sub) {
+  if (sent <= sub->size) return ncclSuccess;
+  NS_WARN("message truncated: %zu bytes sent with tag %d, receive posted for %zu", sent, tag, sub->size);
+  return net_socket_comm_fail(comm, ncclInvalidUsage);
+}
+
 /* The header matched sub: take the message. */
 ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub) {
   const net_socket_hdr_t* h = &comm->rxHdr;
-  if (h->size > sub->size) {
-    NS_WARN("message truncated: %llu bytes sent with tag %d, receive posted for %zu", (unsigned long long)h->size,
-            h->tag, sub->size);
-    return net_socket_comm_fail(comm, ncclInvalidUsage);
-  }
+  NS_CHECK(net_socket_rx_fits(comm, (size_t)h->size, h->tag, sub));
   sub->matched = 1;
   sub->received = h->size;
   comm->rxOff = 0;
@@ -186,7 +188,6 @@ ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* 
     sub->received = 0;
     sub->tag = tags[i];
     sub->matched = 0;
-    sub->unexp = NULL;
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
     if (comm->unexpHead) NS_CHECK(net_socket_unexp_take(comm, sub));
   }

@@ -47,13 +47,8 @@ ncclResult_t net_socket_unexp_keep(net_socket_comm_t* comm, int* kept) {
 ncclResult_t net_socket_unexp_take(net_socket_comm_t* comm, net_socket_sub_t* sub) {
   for (net_socket_unexp_t* u = comm->unexpHead; u; u = u->next) {
     if (u->taker || u->sub.tag != sub->tag) continue;
-    if (u->sub.received > sub->size) {
-      NS_WARN("message truncated: %zu bytes sent with tag %d, receive posted for %zu", u->sub.received, sub->tag,
-              sub->size);
-      return net_socket_comm_fail(comm, ncclInvalidUsage);
-    }
+    NS_CHECK(net_socket_rx_fits(comm, u->sub.received, sub->tag, sub));
     u->taker = sub;
-    sub->unexp = u;
     sub->matched = 1;
     sub->received = u->sub.received;
     atomic_store_explicit(&sub->pending, 1, memory_order_relaxed); /* until the copy */
@@ -72,7 +67,6 @@ void net_socket_unexp_progress(net_socket_comm_t* comm) {
     }
     net_socket_sub_t* sub = u->taker;
     if (u->sub.received) memcpy(sub->data, u->sub.data, u->sub.received);
-    sub->unexp = NULL;
     atomic_store_explicit(&sub->pending, 0, memory_order_release);
     *link = u->next;
     comm->unexpCount--;

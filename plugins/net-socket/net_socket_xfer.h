@@ -18,6 +18,9 @@ ncclResult_t net_socket_close_comm(void* comm);
 /* Progress of the control socket (net_socket_send.c / net_socket_recv.c). */
 ncclResult_t net_socket_tx_progress(net_socket_comm_t* comm);
 ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm);
+/* A message of `sent` bytes fits sub; else the comm fails with ncclInvalidUsage
+ * (net_socket_recv.c). */
+ncclResult_t net_socket_rx_fits(net_socket_comm_t* comm, size_t sent, int tag, const net_socket_sub_t* sub);
 /* Starts reading the message of comm->rxHdr into sub (net_socket_recv.c). */
 ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub);
 
