@@ -69,6 +69,11 @@ typedef struct {
 #define MKCCL_CONN_DEVICE_MEM 0x2  /* buffers are GPU memory */
 #define MKCCL_CONN_SHARED 0x4      /* OFFSET mode: slot offsets come from connFifo */
 #define MKCCL_CONN_PROXY 0x8       /* a proxy op must be posted for each operation */
+/* With MKCCL_CONN_PROXY: proxyProgress of this connection touches no state
+ * another connection's does (its own net comm, its own buffers), so the
+ * core may progress its ops at the same time as other channels' ops, on
+ * another thread. Without it, all such ops progress one at a time. */
+#define MKCCL_CONN_PROXY_LANE 0x10
 typedef struct {
   char* buffs[MKCCL_NUM_PROTOCOLS]; /* step buffers; NULL: protocol unavailable */
   int32_t stepSize[MKCCL_NUM_PROTOCOLS];

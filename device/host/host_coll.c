@@ -22,6 +22,7 @@ static void host_coll_conn(host_conn_t* hc, connector_t* c) {
   hc->info = &c->info;
   hc->step = &c->step;
   hc->seen = &c->peerSeen;
+  hc->proxyLane = (c->info.flags & MKCCL_CONN_PROXY) ? c->proxyLane : -1;
 }
 
 /* Point the prims at the connections this rank uses (only those, so step
@@ -134,8 +135,10 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
     coll_p2p_part(w->recvBytes, w->nChannels, bid, chunk, &recvOff, &recvLen, &recvChunks);
     host_coll_attach1(&rp, &ch->peers[w->recvPeer].recv[MK_CONN_P2P], NULL);
   }
-  int proxied = (sendChunks && (sp.send[0].info->flags & MKCCL_CONN_PROXY)) ||
-                (recvChunks && (rp.recv[0].info->flags & MKCCL_CONN_PROXY));
+  /* Shared p2p comms keep their ops in one lane; either side names it. */
+  int lane = sendChunks && sp.send[0].proxyLane >= 0 ? sp.send[0].proxyLane
+             : recvChunks                           ? rp.recv[0].proxyLane
+                                                    : -1;
   uint32_t idle = 0;
   int64_t deadline = 0;
   for (int si = 0, ri = 0; si < sendChunks || ri < recvChunks;) {
@@ -157,7 +160,7 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
       deadline = 0;
       continue;
     }
-    int waited = host_wait_any_round(&idle, &deadline, base->abortFlag, proxied);
+    int waited = host_wait_any_round(&idle, &deadline, base->abortFlag, lane);
     if (waited == HOST_WAIT_TIMEOUT) host_wait_timed_out(base->abortFlag, "a point-to-point peer's data or free slots");
     if (waited != HOST_WAIT_OK) return ncclRemoteError;
   }

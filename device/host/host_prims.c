@@ -61,7 +61,7 @@ static ncclResult_t host_prims_wait_end(host_prims_t* p, int waited, const char*
 static ncclResult_t host_prims_wait_peer(host_prims_t* p, host_conn_t* c, volatile uint64_t* word, uint64_t target,
                                          const char* what) {
   if (*c->seen >= target) return ncclSuccess;
-  int w = host_wait_ge(word, target, p->abortFlag, (c->info->flags & MKCCL_CONN_PROXY) != 0);
+  int w = host_wait_ge(word, target, p->abortFlag, c->proxyLane);
   if (w == HOST_WAIT_OK) *c->seen = conn_fifo_load(word);
   return host_prims_wait_end(p, w, what);
 }

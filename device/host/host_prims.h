@@ -20,6 +20,7 @@ typedef struct {
   mkcclConnInfo_v1* info;
   uint64_t* step;
   uint64_t* seen;
+  int proxyLane; /* the proxy lane a waiter progresses, or -1: no proxy moves this connection */
 } host_conn_t;
 
 /* Peers one primitive reads from or writes to at most: a ring has one each

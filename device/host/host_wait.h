@@ -44,7 +44,7 @@ static inline int host_wait_round(host_waiter_t* w, volatile uint32_t* abortFlag
   return 0;
 }
 
-int proxy_progress_help(void); /* kernel-core/proxy */
+int proxy_progress_help(int lane); /* kernel-core/proxy */
 
 /* MKCCL_TIMEOUT in nanoseconds (0: none): one process-wide copy, set by
  * host_exec_create (of any comm, any thread: atomic), because the waits
@@ -91,16 +91,17 @@ static inline int host_wait_backoff(uint32_t spins, int64_t* deadline, volatile 
 
 /* Wait until *word >= target: HOST_WAIT_OK, HOST_WAIT_ABORTED, or
  * HOST_WAIT_TIMEOUT after MKCCL_TIMEOUT without the word reaching it. On a
- * connection the proxy drives (proxied), the waiter runs proxy rounds
- * itself rather than sleep: the word moves when the network does. */
-static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag, int proxied) {
+ * connection the proxy drives (its proxy lane >= 0), the waiter runs that
+ * lane's proxy rounds itself rather than sleep: the word moves when the
+ * network does. */
+static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatile uint32_t* abortFlag, int lane) {
   uint32_t spins = 0;
   int64_t deadline = 0;
   for (;;) {
     if (conn_fifo_load(word) >= target) return HOST_WAIT_OK;
     if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return HOST_WAIT_ABORTED;
-    if (proxied) {
-      if (!proxy_progress_help() && ++spins % 16 == 0) sched_yield();
+    if (lane >= 0) {
+      if (!proxy_progress_help(lane) && ++spins % 16 == 0) sched_yield();
       if (spins % 1024 == 1023 && host_wait_expired(&deadline)) return HOST_WAIT_TIMEOUT;
       continue;
     }
@@ -109,14 +110,15 @@ static inline int host_wait_ge(volatile uint64_t* word, uint64_t target, volatil
 }
 
 /* One round of waiting for whichever of several words moves first (no one
- * word to sleep on): proxy rounds where the proxy moves them, else spins,
- * yields, then short sleeps; HOST_WAIT_ABORTED or HOST_WAIT_TIMEOUT as
- * host_wait_ge. The caller counts rounds without progress in *spins. */
-static inline int host_wait_any_round(uint32_t* spins, int64_t* deadline, volatile uint32_t* abortFlag, int proxied) {
+ * word to sleep on): rounds of proxy lane `lane` where the proxy moves them
+ * (lane >= 0), else spins, yields, then short sleeps; HOST_WAIT_ABORTED or
+ * HOST_WAIT_TIMEOUT as host_wait_ge. The caller counts rounds without
+ * progress in *spins. */
+static inline int host_wait_any_round(uint32_t* spins, int64_t* deadline, volatile uint32_t* abortFlag, int lane) {
   if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return HOST_WAIT_ABORTED;
   uint32_t n = ++*spins;
-  if (proxied) {
-    if (!proxy_progress_help() && n % 16 == 0) sched_yield();
+  if (lane >= 0) {
+    if (!proxy_progress_help(lane) && n % 16 == 0) sched_yield();
   } else if (n < HOST_WAIT_SPINS) {
     host_cpu_relax();
   } else if (n < HOST_WAIT_SPINS + HOST_WAIT_YIELDS) {

@@ -40,6 +40,7 @@ typedef struct connector {
   int channelId;
   int connIndex;
   int needsProxy;
+  int proxyLane; /* the proxy lane its ops progress in (proxy_lane_for) */
 } connector_t;
 
 typedef struct {

@@ -29,6 +29,7 @@ void plan_graph_replay(void* arg) {
     }
     op->progress = g->ops[i].progress;
     op->tctx = g->ops[i].tctx;
+    op->lane = g->ops[i].lane;
     op->args = g->ops[i].args;
     proxy_op_post(g->client, op);
   }

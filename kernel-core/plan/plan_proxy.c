@@ -14,14 +14,14 @@ void plan_proxy_init(plan_proxy_t* pp, struct ncclComm* comm) {
   pp->captured = 0;
 }
 
-/* The op collecting subs for (work, transport, side), created on demand. */
+/* The op collecting subs for (work, transport, side, proxy lane), created on demand. */
 static ncclResult_t plan_proxy_op_for(plan_proxy_t* pp, connector_t* conn, const mk_work_t* w, int chunkSteps,
                                       int sliceSteps, proxy_op_t** out) {
   const mkcclTransportSide_v1* side = conn->isSend ? &conn->transport->t->send : &conn->transport->t->recv;
   for (int i = pp->nOps - 1; i >= 0; i--) {
     proxy_op_t* op = pp->ops[i];
     if (op->args.opCount != w->opCount) break;
-    if (op->progress == side->proxyProgress && op->tctx == conn->transport->tctx &&
+    if (op->progress == side->proxyProgress && op->tctx == conn->transport->tctx && op->lane == conn->proxyLane &&
         op->args.nsubs < MKCCL_PROXY_MAX_SUBS) {
       *out = op;
       return ncclSuccess;
@@ -33,6 +33,7 @@ static ncclResult_t plan_proxy_op_for(plan_proxy_t* pp, connector_t* conn, const
   MK_CHECK(proxy_op_alloc(&op));
   op->progress = side->proxyProgress;
   op->tctx = conn->transport->tctx;
+  op->lane = conn->proxyLane;
   op->args.state = MKCCL_PROXY_OP_READY;
   op->args.protocol = MKCCL_PROTO_SIMPLE;
   op->args.chunkSteps = chunkSteps;

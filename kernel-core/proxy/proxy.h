@@ -2,7 +2,11 @@
  * communicator whose transports need one (net; shm in copy-engine mode).
  * Calling threads post ops through a lock-free queue; the thread keeps them
  * in an active list in post order and calls each op's transport
- * proxyProgress until the op says it is done. When nothing moves it backs
+ * proxyProgress until the op says it is done. Ops live in lanes, each its
+ * own queue, list and lock: lane 0 holds every op whose connection shares
+ * state with others, lanes 1.. the ops of channels whose connections do
+ * not (MKCCL_CONN_PROXY_LANE), by channel. A thread waiting on a channel
+ * progresses that channel's lane while other threads progress others. When nothing moves it backs
  * off: after NCCL_PROXY_IDLE_THRESHOLD idle rounds it sleeps
  * NCCL_PROXY_IDLE_SLEEP_US per round; with no op at all it blocks. */
 #ifndef MKCCL_PROXY_PROXY_H
@@ -35,6 +39,7 @@ typedef struct proxy_op {
   proxy_client_t* client;
   proxy_progress_fn progress;
   void* tctx;
+  int lane; /* proxy_lane_for its connections; set before posting */
   mkcclProxyOp_v1 args;
 } proxy_op_t;
 
@@ -59,10 +64,20 @@ void proxy_op_free(proxy_op_t* op);
 /* Hand the op to the proxy thread, which owns (and frees) it from now on. */
 void proxy_op_post(proxy_client_t* client, proxy_op_t* op);
 
-/* Run one progress round on the calling thread if no other thread is in
- * one; 1 when something moved. Host executors waiting on a net connection
- * call it instead of sleeping. */
-int proxy_progress_help(void);
+/* Lanes: 0 for ops that must progress one at a time, then up to
+ * PROXY_CHANNEL_LANES lanes of channels. */
+#define PROXY_CHANNEL_LANES 8
+#define PROXY_LANES (1 + PROXY_CHANNEL_LANES)
+/* The lane of a connection of channel channelId whose transport lets its
+ * ops progress concurrently with others (`concurrent`), or 0; MKCCL_PROXY_LANES
+ * channel lanes at most (0: everything in lane 0). Ops of one connection
+ * always land in one lane, so they still start in post order. */
+int proxy_lane_for(int channelId, int concurrent);
+
+/* Run one progress round of `lane` on the calling thread if no other thread
+ * is in one; 1 when something moved. Host executors waiting on a net
+ * connection call it with the connection's lane instead of sleeping. */
+int proxy_progress_help(int lane);
 
 /* All ops posted by this client are done. */
 int proxy_client_drained(proxy_client_t* client);

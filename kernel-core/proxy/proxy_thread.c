@@ -23,54 +23,100 @@ static struct {
   _Atomic int sleeping;
   int running;
   pthread_t thread;
-  proxy_loop_t* loop;
+  proxy_loop_t* loops[PROXY_LANES];
   pthread_mutex_t freeLock;
   proxy_op_t* freeList;
-} proxy = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL,
+} proxy = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, {NULL},
            PTHREAD_MUTEX_INITIALIZER, NULL};
 
-/* Rounds run under roundLock, so a calling thread that waits on the net can
- * progress the ops itself (proxy_progress_help) instead of handing off to
- * the proxy thread and back: on few cores that hand-off is most of the
- * latency. */
-static pthread_mutex_t proxy_round_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A lane's rounds run under its lock, so a calling thread that waits on the
+ * net can progress the ops itself (proxy_progress_help) instead of handing
+ * off to the proxy thread and back: on few cores that hand-off is most of
+ * the latency. Separate lanes let threads waiting on different channels
+ * each move their own channel's traffic at the same time. */
+static pthread_mutex_t proxy_round_lock[PROXY_LANES];
+static pthread_once_t proxy_locks_once = PTHREAD_ONCE_INIT;
+static int proxy_channel_lanes = -1; /* MKCCL_PROXY_LANES, read once */
 
-static int proxy_round(int* idle) {
-  pthread_mutex_lock(&proxy_round_lock);
-  int active = proxy_loop_round(proxy.loop, idle);
-  pthread_mutex_unlock(&proxy_round_lock);
+static void proxy_locks_init(void) {
+  for (int l = 0; l < PROXY_LANES; l++) pthread_mutex_init(&proxy_round_lock[l], NULL);
+  int64_t n = param_int("MKCCL_PROXY_LANES");
+  __atomic_store_n(&proxy_channel_lanes, n < 0 ? 0 : n > PROXY_CHANNEL_LANES ? PROXY_CHANNEL_LANES : (int)n,
+                   __ATOMIC_RELEASE);
+}
+
+int proxy_lane_for(int channelId, int concurrent) {
+  pthread_once(&proxy_locks_once, proxy_locks_init);
+  int n = __atomic_load_n(&proxy_channel_lanes, __ATOMIC_ACQUIRE);
+  return concurrent && n > 0 && channelId >= 0 ? 1 + channelId % n : 0;
+}
+
+/* Whether a lane has neither queued nor active ops (a cheap look, no lock). */
+static int proxy_lane_empty(proxy_loop_t* loop) {
+  op_queue_t* q = &loop->queue;
+  return __atomic_load_n(&loop->nActive, __ATOMIC_ACQUIRE) == 0 && atomic_load(&q->head) == &q->stub &&
+         atomic_load(&q->tail) == &q->stub && atomic_load(&q->stub.next) == NULL;
+}
+
+/* One round over every lane. A lane another thread is in counts as active
+ * and not idle: that thread moves it. */
+static int proxy_round(int* idleOut) {
+  int active = 0, idle = 1;
+  for (int l = 0; l < PROXY_LANES; l++) {
+    proxy_loop_t* loop = proxy.loops[l];
+    if (!loop || proxy_lane_empty(loop)) continue;
+    if (pthread_mutex_trylock(&proxy_round_lock[l]) != 0) {
+      active++;
+      idle = 0;
+      continue;
+    }
+    int laneIdle = 1;
+    active += proxy_loop_round(loop, &laneIdle);
+    pthread_mutex_unlock(&proxy_round_lock[l]);
+    if (!laneIdle) idle = 0;
+  }
+  *idleOut = idle;
   return active;
 }
 
-int proxy_progress_help(void) {
-  if (!proxy.loop || pthread_mutex_trylock(&proxy_round_lock) != 0) return 0;
+int proxy_progress_help(int lane) {
+  if (lane < 0 || lane >= PROXY_LANES) return 0;
+  proxy_loop_t* loop = proxy.loops[lane];
+  if (!loop || pthread_mutex_trylock(&proxy_round_lock[lane]) != 0) return 0;
   int idle = 1;
-  proxy_loop_round(proxy.loop, &idle);
-  pthread_mutex_unlock(&proxy_round_lock);
+  proxy_loop_round(loop, &idle);
+  pthread_mutex_unlock(&proxy_round_lock[lane]);
   return !idle;
+}
+
+/* Up to *budget of the client's active ops in one lane, under the lane's
+ * round lock: an active list only changes inside a round. */
+static void proxy_dump_lane(proxy_client_t* client, const char* why, int lane, int* budget) {
+  pthread_mutex_lock(&proxy_round_lock[lane]);
+  for (proxy_op_t* op = proxy.loops[lane] ? proxy.loops[lane]->activeHead : NULL; op && *budget > 0;
+       op = op->nextActive) {
+    if (op->client != client) continue;
+    (*budget)--;
+    const mkcclProxyOp_v1* a = &op->args;
+    for (int s = 0; s < a->nsubs && s < 4; s++) {
+      const mkcclProxySubOp_v1* u = &a->subs[s];
+      MK_WARN("%s: rank %d proxy op %llu lane %d pattern %d state %d sub %d/%d ch %d peer %d nsteps %llu base %llu "
+              "posted %llu received %llu transmitted %llu done %llu", why, client->rank,
+              (unsigned long long)a->opCount, lane, a->pattern, a->state, s, a->nsubs, u->channelId, u->peer,
+              (unsigned long long)u->nsteps, (unsigned long long)u->base, (unsigned long long)u->posted,
+              (unsigned long long)u->received, (unsigned long long)u->transmitted, (unsigned long long)u->done);
+    }
+  }
+  pthread_mutex_unlock(&proxy_round_lock[lane]);
 }
 
 void proxy_client_dump(proxy_client_t* client, const char* why) {
   MK_WARN("%s: rank %d proxy: %llu ops posted, %llu done, error %d", why, client->rank,
           (unsigned long long)atomic_load(&client->opsPosted), (unsigned long long)atomic_load(&client->opsDone),
           atomic_load(&client->error));
-  /* Under the round lock: the active list only changes inside a round. */
-  pthread_mutex_lock(&proxy_round_lock);
-  int shown = 0;
-  for (proxy_op_t* op = proxy.loop ? proxy.loop->activeHead : NULL; op && shown < 8; op = op->nextActive) {
-    if (op->client != client) continue;
-    shown++;
-    const mkcclProxyOp_v1* a = &op->args;
-    for (int s = 0; s < a->nsubs && s < 4; s++) {
-      const mkcclProxySubOp_v1* u = &a->subs[s];
-      MK_WARN("%s: rank %d proxy op %llu pattern %d state %d sub %d/%d ch %d peer %d nsteps %llu base %llu posted "
-              "%llu received %llu transmitted %llu done %llu", why, client->rank, (unsigned long long)a->opCount,
-              a->pattern, a->state, s, a->nsubs, u->channelId, u->peer, (unsigned long long)u->nsteps,
-              (unsigned long long)u->base, (unsigned long long)u->posted, (unsigned long long)u->received,
-              (unsigned long long)u->transmitted, (unsigned long long)u->done);
-    }
-  }
-  pthread_mutex_unlock(&proxy_round_lock);
+  pthread_once(&proxy_locks_once, proxy_locks_init);
+  int budget = 8;
+  for (int l = 0; l < PROXY_LANES && budget > 0; l++) proxy_dump_lane(client, why, l, &budget);
 }
 
 ncclResult_t proxy_op_alloc(proxy_op_t** out) {
@@ -92,12 +138,13 @@ void proxy_op_free(proxy_op_t* op) {
   pthread_mutex_unlock(&proxy.freeLock);
 }
 
-/* Nothing queued and nothing active: helping callers may have taken ops
- * into the active list, which the thread must then keep progressing. */
+/* Nothing queued and nothing active in any lane: helping callers may have
+ * taken ops into an active list, which the thread must then keep
+ * progressing. */
 static int proxy_nothing_to_do(void) {
-  op_queue_t* q = &proxy.loop->queue;
-  return __atomic_load_n(&proxy.loop->nActive, __ATOMIC_ACQUIRE) == 0 &&
-         atomic_load(&q->head) == &q->stub && atomic_load(&q->tail) == &q->stub && atomic_load(&q->stub.next) == NULL;
+  for (int l = 0; l < PROXY_LANES; l++)
+    if (proxy.loops[l] && !proxy_lane_empty(proxy.loops[l])) return 0;
+  return 1;
 }
 
 static void* proxy_thread_main(void* arg) {
@@ -158,7 +205,7 @@ static void* proxy_thread_main(void* arg) {
 void proxy_op_post(proxy_client_t* client, proxy_op_t* op) {
   op->client = client;
   atomic_fetch_add_explicit(&client->opsPosted, 1, memory_order_relaxed);
-  proxy_loop_post(proxy.loop, op);
+  proxy_loop_post(proxy.loops[op->lane >= 0 && op->lane < PROXY_LANES ? op->lane : 0], op);
   if (atomic_load(&proxy.sleeping)) {
     pthread_mutex_lock(&proxy.lock);
     pthread_cond_signal(&proxy.wake);
@@ -173,7 +220,9 @@ ncclResult_t proxy_client_attach(proxy_client_t* client, volatile uint32_t* abor
   ncclResult_t res = ncclSuccess;
   pthread_mutex_lock(&proxy.lifecycle);
   if (proxy.nClients == 0) {
-    if (!proxy.loop) MK_CHECK_GOTO(proxy_loop_create(&proxy.loop), res, out);
+    pthread_once(&proxy_locks_once, proxy_locks_init);
+    for (int l = 0; l < PROXY_LANES; l++)
+      if (!proxy.loops[l]) MK_CHECK_GOTO(proxy_loop_create(&proxy.loops[l]), res, out);
     proxy.stop = 0;
     int err = pthread_create(&proxy.thread, NULL, proxy_thread_main, NULL);
     if (err) {

@@ -156,6 +156,7 @@ static ncclResult_t conn_proxy_start(struct ncclComm* comm, conn_pending_t* ps, 
     if (side->proxySetup) MK_CHECK(side->proxySetup(c->conn));
     if (side->proxyConnect) MK_CHECK(side->proxyConnect(c->conn));
     c->needsProxy = (c->info.flags & MKCCL_CONN_PROXY) != 0;
+    c->proxyLane = proxy_lane_for(c->channelId, (c->info.flags & MKCCL_CONN_PROXY_LANE) != 0);
     c->connected = 1;
     MK_INFO(NCCL_INIT | NCCL_P2P, "Channel %02d/%d : %d %s %d via %s", c->channelId, c->connIndex, comm->rank,
             c->isSend ? "->" : "<-", c->peer, ps[i].transport->t->name);

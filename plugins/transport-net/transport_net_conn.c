@@ -176,7 +176,8 @@ static void net_fill_info(transport_net_conn_t* c, mkcclConnInfo_v1* info) {
   info->tail = &c->recvMem->tail;
   info->head = &c->sendMem->head;
   info->connFifo = c->recvMem->connFifo;
-  info->flags = MKCCL_CONN_PROXY | (c->isSend ? MKCCL_CONN_USE_FIFO : 0);
+  /* A comm shared by a peer's p2p connections is driven by all of them. */
+  info->flags = MKCCL_CONN_PROXY | (c->isSend ? MKCCL_CONN_USE_FIFO : 0) | (c->shared ? 0 : MKCCL_CONN_PROXY_LANE);
   info->netDeviceHandle = c->offloadHandle;
 }
 

@@ -1,7 +1,8 @@
 /* mkccl-p2p-allreduce [BYTES] [ITERS]: a float-sum AllReduce made of two
  * groups of ncclSend/ncclRecv (each rank sends every peer its piece, sums
  * its own piece on the CPU, then sends the result to every peer), timed
- * next to ncclAllReduce on the same buffers. A prototype of a two-step
+ * next to ncclAllReduce on the same buffers, and, for a power-of-two
+ * number of ranks, recursive halving and doubling made the same way. A prototype of a two-step
  * AllReduce over the public API (docs/PERFORMANCE.md, issue 4): it shows
  * what the library's Send/Recv gives such an algorithm, not what a native
  * one would. Host buffers; ranks from mkccl-run. Prints; checks the sums
@@ -57,6 +58,37 @@ static void two_step(ncclComm_t comm, int rank, int n, const float* s, float* r,
   exchange(comm, rank, n, out, in, piece);
 }
 
+/* One pairwise exchange: count elements each way with peer, in one group. */
+static void swap_with(ncclComm_t comm, int peer, const float* out, float* in, size_t count) {
+  CHECK_NCCL(ncclGroupStart());
+  CHECK_NCCL(ncclSend(out, count, ncclFloat, peer, comm, NULL));
+  CHECK_NCCL(ncclRecv(in, count, ncclFloat, peer, comm, NULL));
+  CHECK_NCCL(ncclGroupEnd());
+}
+
+/* Recursive halving then doubling (n a power of two): log2(n) exchanges of
+ * halves that shrink, each summed on the CPU, then log2(n) that grow back.
+ * Each rank talks to one peer at a time; 2 log2(n) dependent hops. */
+static void halving_doubling(ncclComm_t comm, int rank, int n, const float* s, float* r, float* tmp, size_t count) {
+  size_t lo = 0, len = count;
+  for (size_t i = 0; i < count; i++) r[i] = s[i];
+  for (int d = n / 2; d >= 1; d /= 2) {
+    int peer = rank ^ d;
+    size_t half = len / 2;
+    size_t keep = (rank & d) ? lo + half : lo, give = (rank & d) ? lo : lo + half;
+    swap_with(comm, peer, r + give, tmp, half);
+    for (size_t i = 0; i < half; i++) r[keep + i] += tmp[i];
+    lo = keep, len = half;
+  }
+  for (int d = 1; d < n; d *= 2) {
+    int peer = rank ^ d;
+    size_t other = (rank & d) ? lo - len : lo + len;
+    swap_with(comm, peer, r + lo, r + other, len);
+    if (other < lo) lo = other;
+    len *= 2;
+  }
+}
+
 int main(int argc, char** argv) {
   int rank = env_int("MKCCL_RUN_RANK", 0), n = env_int("MKCCL_RUN_NRANKS", 1);
   size_t bytes = argc > 1 ? (size_t)atol(argv[1]) : 1 << 20;
@@ -73,12 +105,15 @@ int main(int argc, char** argv) {
   float *s = malloc(count * 4), *r = malloc(count * 4), *tmp = malloc(count * 4);
   if (!s || !r || !tmp) return 1;
   for (size_t i = 0; i < count; i++) s[i] = (float)((i + (size_t)rank) % 7);
+  int pow2 = (n & (n - 1)) == 0 && count % (size_t)n == 0;
+  static const char* names[] = {"ring", "two-step", "halv-dbl"};
   for (int round = 0; round < 2; round++)
-    for (int twoStep = 0; twoStep < 2; twoStep++) {
+    for (int algo = 0; algo < (pow2 ? 3 : 2); algo++) {
       double t0 = 0;
       for (int it = -30; it < iters; it++) {
         if (it == 0) t0 = now_us();
-        if (twoStep) two_step(comm, rank, n, s, r, tmp, piece);
+        if (algo == 1) two_step(comm, rank, n, s, r, tmp, piece);
+        else if (algo == 2) halving_doubling(comm, rank, n, s, r, tmp, count);
         else CHECK_NCCL(ncclAllReduce(s, r, count, ncclFloat, ncclSum, comm, NULL));
       }
       double us = (now_us() - t0) / iters;
@@ -89,7 +124,7 @@ int main(int argc, char** argv) {
         wrong += r[i] != want;
       }
       if (rank == 0)
-        printf("%-9s %10zu B  %9.1f us  busbw %6.2f GB/s  #wrong %ld\n", twoStep ? "two-step" : "ring", count * 4, us,
+        printf("%-9s %10zu B  %9.1f us  busbw %6.2f GB/s  #wrong %ld\n", names[algo], count * 4, us,
                2.0 * (n - 1) / n * (double)(count * 4) / us / 1e3, wrong);
     }
   CHECK_NCCL(ncclCommDestroy(comm));
