@@ -2,9 +2,10 @@
  * rules: -2 means "detect" (from the NIC vendor: AWS ENA 2 threads x 8
  * sockets, Google gVNIC 4 x 1; anything else no helper thread, the caller of
  * test() moving the data on the control socket, unless the process may use
- * NET_SOCKET_AUTO_THREADS_CPUS CPUs or more: then 2 x 1, because one thread
- * copying both ways was the limit there); at most 16 threads and 64 sockets
- * (sockets per thread shrink to fit). */
+ * NET_SOCKET_AUTO_THREADS_CPUS CPUs or more: then 1 x 1, and 2 x 1 from
+ * NET_SOCKET_AUTO_THREADS2_CPUS, because one thread copying both ways was the
+ * limit there); at most 16 threads and 64 sockets (sockets per thread shrink
+ * to fit). */
 #ifndef NET_SOCKET_LAYOUT_H
 #define NET_SOCKET_LAYOUT_H
 
@@ -21,6 +22,7 @@ typedef struct {
 } net_socket_layout_t;
 
 #define NET_SOCKET_AUTO_THREADS_CPUS 16
+#define NET_SOCKET_AUTO_THREADS2_CPUS 32
 
 /* Detected defaults for a NIC whose PCI vendor id is `vendor` (0: unknown),
  * in a process that may run on `cpus` CPUs. */

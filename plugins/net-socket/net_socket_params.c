@@ -11,7 +11,7 @@ static const mkcclParamDecl_v1 net_socket_param_decls[] = {
     {NET_SOCKET_PARAM_NSOCKS, MKCCL_PARAM_INT64, "-2",
      "Data sockets per helper thread (-2: detect from the NIC vendor; total capped at 64)"},
     {NET_SOCKET_PARAM_NTHREADS, MKCCL_PARAM_INT64, "-2",
-     "Helper threads per connection, 0..16 (-2: detect from the NIC vendor, else 2 with 16+ CPUs; 0: the caller of test moves all data)"},
+     "Helper threads per connection, 0..16 (-2: detect from the NIC vendor, else 1 with 16+ CPUs and 2 with 32+; 0: the caller of test moves all data)"},
     {NET_SOCKET_PARAM_HELPER_SPIN, MKCCL_PARAM_INT64, "100",
      "Microseconds a helper thread keeps polling its sockets (yielding) after data last moved, before it sleeps "
      "in poll() (0: sleep at once)"},

@@ -54,8 +54,13 @@ static void test_layout(void) {
   l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, 2);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK_EQ_INT(l.nSocks, 0);
-  /* ... unless the process has many CPUs: 2 threads x 1 socket. */
+  /* ... unless the process has many CPUs: 1 thread x 1 socket, then 2 x 1. */
   l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS_CPUS);
+  CHECK_EQ_INT(l.nThreads, 1);
+  CHECK_EQ_INT(l.nSocks, 1);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS - 1);
+  CHECK_EQ_INT(l.nThreads, 1);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS);
   CHECK_EQ_INT(l.nThreads, 2);
   CHECK_EQ_INT(l.nSocks, 2);
   l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS_CPUS - 1);
