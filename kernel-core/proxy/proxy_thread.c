@@ -58,22 +58,38 @@ static int proxy_lane_empty(proxy_loop_t* loop) {
          atomic_load(&q->tail) == &q->stub && atomic_load(&q->stub.next) == NULL;
 }
 
-/* One round over every lane. A lane another thread is in counts as active
- * and not idle: that thread moves it. */
+/* A round of one lane under its lock; adds to *active and clears *idle
+ * when something moved. */
+static void proxy_lane_round(int lane, int* active, int* idle) {
+  int laneIdle = 1;
+  *active += proxy_loop_round(proxy.loops[lane], &laneIdle);
+  pthread_mutex_unlock(&proxy_round_lock[lane]);
+  if (!laneIdle) *idle = 0;
+}
+
+/* One round over every lane with work, skipping those another thread is
+ * in (it moves them). When every such lane is taken, wait for the first
+ * one's lock and run it then, as a single lock always did: spinning on the
+ * locks would take a CPU from the threads in them where ranks share few
+ * cores. */
 static int proxy_round(int* idleOut) {
-  int active = 0, idle = 1;
+  int active = 0, idle = 1, ran = 0, busy = -1;
   for (int l = 0; l < PROXY_LANES; l++) {
     proxy_loop_t* loop = proxy.loops[l];
     if (!loop || proxy_lane_empty(loop)) continue;
     if (pthread_mutex_trylock(&proxy_round_lock[l]) != 0) {
-      active++;
-      idle = 0;
+      if (busy < 0) busy = l;
       continue;
     }
-    int laneIdle = 1;
-    active += proxy_loop_round(loop, &laneIdle);
-    pthread_mutex_unlock(&proxy_round_lock[l]);
-    if (!laneIdle) idle = 0;
+    ran = 1;
+    proxy_lane_round(l, &active, &idle);
+  }
+  if (busy >= 0) {
+    if (ran) active++; /* its ops are not done; the thread in it moves them */
+    else {
+      pthread_mutex_lock(&proxy_round_lock[busy]);
+      proxy_lane_round(busy, &active, &idle);
+    }
   }
   *idleOut = idle;
   return active;
