@@ -4,9 +4,10 @@
  * in an active list in post order and calls each op's transport
  * proxyProgress until the op says it is done. Ops live in lanes, each its
  * own queue, list and lock: lane 0 holds every op whose connection shares
- * state with others, lanes 1.. the ops of channels whose connections do
- * not (MKCCL_CONN_PROXY_LANE), by channel. A thread waiting on a channel
- * progresses that channel's lane while other threads progress others. When nothing moves it backs
+ * state with others, and with MKCCL_PROXY_LANES set, lanes 1.. the ops of
+ * channels whose connections do not (MKCCL_CONN_PROXY_LANE), by channel. A
+ * thread waiting on a channel progresses that channel's lane while other
+ * threads progress others. When nothing moves the thread backs
  * off: after NCCL_PROXY_IDLE_THRESHOLD idle rounds it sleeps
  * NCCL_PROXY_IDLE_SLEEP_US per round; with no op at all it blocks. */
 #ifndef MKCCL_PROXY_PROXY_H
