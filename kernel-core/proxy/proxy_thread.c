@@ -58,8 +58,8 @@ static int proxy_lane_empty(proxy_loop_t* loop) {
          atomic_load(&q->tail) == &q->stub && atomic_load(&q->stub.next) == NULL;
 }
 
-/* A round of one lane under its lock; adds to *active and clears *idle
- * when something moved. */
+/* A round of one lane whose lock the caller took; releases it. Adds the
+ * lane's active ops to *active and clears *idle when something moved. */
 static void proxy_lane_round(int lane, int* active, int* idle) {
   int laneIdle = 1;
   *active += proxy_loop_round(proxy.loops[lane], &laneIdle);
@@ -97,11 +97,9 @@ static int proxy_round(int* idleOut) {
 
 int proxy_progress_help(int lane) {
   if (lane < 0 || lane >= PROXY_LANES) return 0;
-  proxy_loop_t* loop = proxy.loops[lane];
-  if (!loop || pthread_mutex_trylock(&proxy_round_lock[lane]) != 0) return 0;
-  int idle = 1;
-  proxy_loop_round(loop, &idle);
-  pthread_mutex_unlock(&proxy_round_lock[lane]);
+  if (!proxy.loops[lane] || pthread_mutex_trylock(&proxy_round_lock[lane]) != 0) return 0;
+  int active = 0, idle = 1;
+  proxy_lane_round(lane, &active, &idle);
   return !idle;
 }
 

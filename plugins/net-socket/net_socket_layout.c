@@ -6,9 +6,9 @@
 void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSocksPerThread) {
   /* On 32 cores a 2-rank AllReduce over loopback went from 2.1 to 3.5 GB/s
    * with 2 threads, 4 to 12 with 4 channels as well. On 16 cores, 4 ranks
-   * at 1 MB ran 3.2 to 4.1 GB/s with one thread against 2.2 to 2.9 with two,
-   * in 7 of 7 rounds, and the same from 4 MB (docs/PERFORMANCE.md): four
-   * ranks' helpers share the cores. */
+   * at 1 MB ran faster with one thread in 10 of 10 rounds (2.5 to 4.1 GB/s
+   * against 1.8 to 2.9 with two), and the same from 4 MB
+   * (docs/PERFORMANCE.md): four ranks' helpers share the cores. */
   *nThreads = cpus >= NET_SOCKET_AUTO_THREADS2_CPUS ? 2 : cpus >= NET_SOCKET_AUTO_THREADS_CPUS ? 1 : 0;
   *nSocksPerThread = 1;
   if (vendor == NET_SOCKET_VENDOR_AWS) {

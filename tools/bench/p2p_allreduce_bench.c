@@ -2,10 +2,10 @@
  * groups of ncclSend/ncclRecv (each rank sends every peer its piece, sums
  * its own piece on the CPU, then sends the result to every peer), timed
  * next to ncclAllReduce on the same buffers, and, for a power-of-two
- * number of ranks, recursive halving and doubling made the same way. A prototype of a two-step
- * AllReduce over the public API (docs/PERFORMANCE.md, issue 4): it shows
- * what the library's Send/Recv gives such an algorithm, not what a native
- * one would. Host buffers; ranks from mkccl-run. Prints; checks the sums
+ * number of ranks, recursive halving and doubling made the same way.
+ * Prototypes of such AllReduces over the public API (docs/PERFORMANCE.md,
+ * issue 4): they show what the library's Send/Recv gives such algorithms,
+ * not what native ones would. Host buffers; ranks from mkccl-run. Prints; checks the sums
  * (small integers, exact in float) and reports wrong elements. */
 #include <stdio.h>
 #include <stdlib.h>
