@@ -2,8 +2,10 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "base/err.h"
 #include "base/log.h"
@@ -77,6 +79,9 @@ static void host_worker_drain(host_worker_t* w, uint32_t cursor, uint32_t end) {
 static void* host_worker_main(void* arg) {
   host_worker_t* w = arg;
   host_exec_t* ex = w->ex;
+  char name[16];
+  snprintf(name, sizeof(name), "mkccl-ch%d", w->channel); /* top, ps -L, gdb */
+  prctl(PR_SET_NAME, name, 0, 0, 0);
   uint32_t cursor = atomic_load(&w->cursor);
   for (;;) {
     uint32_t end = atomic_load_explicit(&w->target, memory_order_acquire);

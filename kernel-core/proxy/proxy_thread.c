@@ -163,6 +163,7 @@ static int proxy_nothing_to_do(void) {
 
 static void* proxy_thread_main(void* arg) {
   (void)arg;
+  prctl(PR_SET_NAME, "mkccl-proxy", 0, 0, 0); /* top, ps -L, gdb */
   int64_t threshold = param_int("NCCL_PROXY_IDLE_THRESHOLD");
   int64_t sleepUs = param_int("NCCL_PROXY_IDLE_SLEEP_US");
   int64_t spinNs = param_int("MKCCL_PROXY_SPIN_US") * 1000;

@@ -8,6 +8,8 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +51,9 @@ static int64_t net_socket_now_ns(void) {
 void* net_socket_helper_main(void* arg) {
   net_socket_helper_t* h = arg;
   net_socket_comm_t* comm = h->comm;
+  char name[16];
+  snprintf(name, sizeof(name), "mkccl-sock%c%d", comm->isSend ? 's' : 'r', h->index); /* top, ps -L, gdb */
+  prctl(PR_SET_NAME, name, 0, 0, 0);
   struct pollfd pfd[NET_SOCKET_MAX_SOCKS + 1];
   int state[NET_SOCKET_MAX_SOCKS];
   int failed = 0;

@@ -24,6 +24,24 @@ static int proc_count_dir(const char* path) {
 int proc_count_fds(void) { return proc_count_dir("/proc/self/fd") - 1; /* opendir's own */ }
 int proc_count_threads(void) { return proc_count_dir("/proc/self/task"); }
 
+int proc_count_threads_named(const char* name) {
+  DIR* d = opendir("/proc/self/task");
+  CHECK(d != NULL);
+  int n = 0;
+  for (struct dirent* e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    char path[300], comm[32] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+    FILE* f = fopen(path, "r");
+    if (!f) continue; /* the thread ended meanwhile */
+    if (fgets(comm, sizeof(comm), f)) comm[strcspn(comm, "\n")] = '\0';
+    fclose(f);
+    n += strcmp(comm, name) == 0;
+  }
+  closedir(d);
+  return n;
+}
+
 unsigned long proc_pidns(void) {
   char link[64] = "";
   ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);

@@ -6,6 +6,8 @@
 
 int proc_count_fds(void);     /* not counting the one used to count */
 int proc_count_threads(void);
+/* Threads whose name (/proc/self/task/N/comm) is `name`. */
+int proc_count_threads_named(const char* name);
 
 /* Our pid namespace's inode, as transport-shm puts it in segment names. */
 unsigned long proc_pidns(void);

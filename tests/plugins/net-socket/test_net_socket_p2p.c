@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "ns_harness.h"
+#include "proc_count.h"
 #include "ranks.h"
 
 #define NS_TAG 7
@@ -189,6 +191,20 @@ static void phase_early(ns_end_t* e, char* buf) {
     if (k != 2) ns_recv(e, buf, 3 << 20, ns_esizes[k], 21, 500 + (uint32_t)k);
 }
 
+static int g_threads = -1; /* helper threads asked for, -1: the plugin's choice */
+
+/* The connection's helper threads, by name (mkccl-socks<i> sending,
+ * mkccl-sockr<i> receiving): `expect` of each index while it is open. */
+static void check_helpers(int receiving, int expect) {
+  for (int t = 0; t < g_threads; t++) {
+    char name[32];
+    snprintf(name, sizeof(name), "mkccl-sock%c%d", receiving ? 'r' : 's', t);
+    /* A helper names itself when it starts: give a new one time. */
+    for (int tries = 0; expect && proc_count_threads_named(name) == 0 && tries < 10000; tries++) usleep(1000);
+    CHECK_EQ_INT(proc_count_threads_named(name), expect);
+  }
+}
+
 static int ns_rank(int rank, int nranks, void* arg) {
   (void)nranks;
   ns_shared_t* sh = arg;
@@ -212,6 +228,7 @@ static int ns_rank(int rank, int nranks, void* arg) {
     e.comm = ns_connect(&n, 0, handle);
   }
   phase_sizes(&e, buf);
+  check_helpers(rank == 0, 1);
   phase_inflight(&e, buf);
   phase_grouped(&e, buf);
   phase_early(&e, buf);
@@ -221,6 +238,7 @@ static int ns_rank(int rank, int nranks, void* arg) {
   } else {
     CHECK_EQ_INT(net_any_close_send(&n, e.comm), ncclSuccess);
   }
+  check_helpers(rank == 0, 0); /* joined at close */
   free(buf);
   net_any_close(&n);
   return 0;
@@ -233,6 +251,7 @@ int main(int argc, char** argv) {
   if (argc >= 4) {
     setenv("NCCL_SOCKET_NTHREADS", argv[2], 1);
     setenv("NCCL_NSOCKS_PERTHREAD", argv[3], 1);
+    g_threads = atoi(argv[2]);
   }
   if (argc >= 5) setenv("NCCL_SOCKET_MIN_TASKSIZE", argv[4], 1);
   ns_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
