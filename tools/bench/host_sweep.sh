@@ -5,11 +5,14 @@
 # Open MPI's line (tcp or vader, unpacked by ompi_carry.sh) in the same run.
 #   here:  tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
 #   there: run(command="HOST_SWEEP='c1= c4=MKCCL_HOST_NCHANNELS=4' bash tools/bench/host_sweep.sh", carry=[".carry"])
-# HOST_SWEEP: "name=ENV[,ENV...] ..." (empty ENV: the defaults);
+# HOST_SWEEP: "name=ENV[,ENV...] ..." (empty ENV: the defaults; HOST_SWEEP_WRAP=PROGRAM
+# among them runs each rank as PROGRAM mkccl-perf ..., e.g. tools/bench/pin_rank.sh);
 # HOST_SWEEP_PATH: shm (default) or net (NCCL_SHM_DISABLE=1, Open MPI tcp);
 # HOST_SWEEP_RANKS (default "2 4"), HOST_SWEEP_MIN/MAX (1M/256M), HOST_SWEEP_ITERS (20),
 # HOST_SWEEP_WARMUP (3, per size and at the ends, for both libraries); HOST_SWEEP_FACTOR (4, between sizes);
 # HOST_SWEEP_TIME=1: times (us) instead of busbw (for latency).
+# HOST_SWEEP_CPU=1: after each line, the machine's CPU use during that run
+# from /proc/stat: cores busy on average (user+system) and steal.
 # Benchmarks print; they assert nothing. A variant that reports #wrong says so.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -54,6 +57,17 @@ header() {
     END { printf "%-14s%s\n", name, v }'
 }
 
+CPU=${HOST_SWEEP_CPU:-0}
+cpu_snap() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6, $9; exit }' /proc/stat; }
+# cpu_report BEFORE AFTER SECONDS: "busy B cores, steal S%" over the run.
+cpu_report() {
+  ((CPU)) || return 0
+  awk -v a="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" 'BEGIN {
+      split(a, x, " "); split(b, y, " "); busy = y[1] - x[1]; idle = y[2] - x[2]; steal = y[3] - x[3]
+      total = busy + idle + steal; if (total <= 0) total = 1
+      printf "%14s busy %.1f of %d cores, steal %.1f%%\n", "", n * busy / total, n, 100 * steal / total }'
+}
+
 echo "# host_sweep: $(nproc) cores; path $PATH_KIND; all_reduce float sum, out-of-place $( ((TIME)) && echo "time (us)" || echo "busbw (GB/s)")"
 for n in $RANKS; do
   echo "## $n ranks"
@@ -62,17 +76,23 @@ for n in $RANKS; do
     name=${v%%=*}
     envs=${v#*=}
     IFS=, read -ra extra <<<"$envs"
+    wrap=()
+    for e in "${extra[@]}"; do [[ $e == HOST_SWEEP_WRAP=* ]] && wrap=("${e#*=}"); done
     log=$(mktemp)
-    env "${base_env[@]}" "${extra[@]}" "$B/mkccl-run" -n "$n" -- "$B/mkccl-perf" "${ARGS[@]}" >"$log" 2>&1 ||
+    before=$(cpu_snap)
+    env "${base_env[@]}" "${extra[@]}" "$B/mkccl-run" -n "$n" -- "${wrap[@]}" "$B/mkccl-perf" "${ARGS[@]}" >"$log" 2>&1 ||
       echo "$name: rc=$? ($(grep -m1 -iE 'error|fail' "$log"))"
     ((first)) && header <"$log"
     first=0
     row "$name" <"$log"
+    cpu_report "$before" "$(cpu_snap)"
     rm -f "$log"
   done
   if ((have_ompi)); then
+    before=$(cpu_snap)
     # shellcheck disable=SC2086 # btl carries its own --mca words
     orterun --allow-run-as-root --oversubscribe --bind-to none -np "$n" --mca btl $btl \
       "$B/mkccl-mpi-allreduce" -b "$MIN" -e "$MAX" -f "${HOST_SWEEP_FACTOR:-4}" -n "$ITERS" -w "$WARMUP" 2>/dev/null | row "ompi-${btl%%,*}" 6
+    cpu_report "$before" "$(cpu_snap)"
   fi
 done
