@@ -42,6 +42,11 @@ int proc_count_threads_named(const char* name) {
   return n;
 }
 
+int proc_wait_threads_named(const char* name, double seconds) {
+  for (int ms = 0; proc_count_threads_named(name) == 0 && ms < seconds * 1000; ms++) usleep(1000);
+  return proc_count_threads_named(name);
+}
+
 unsigned long proc_pidns(void) {
   char link[64] = "";
   ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);

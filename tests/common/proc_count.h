@@ -8,6 +8,9 @@ int proc_count_fds(void);     /* not counting the one used to count */
 int proc_count_threads(void);
 /* Threads whose name (/proc/self/task/N/comm) is `name`. */
 int proc_count_threads_named(const char* name);
+/* The same, after waiting up to `seconds` for one to appear: a thread
+ * names itself once it runs, a little after it was created. */
+int proc_wait_threads_named(const char* name, double seconds);
 
 /* Our pid namespace's inode, as transport-shm puts it in segment names. */
 unsigned long proc_pidns(void);

@@ -59,10 +59,10 @@ header() {
 
 CPU=${HOST_SWEEP_CPU:-0}
 cpu_snap() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6, $9; exit }' /proc/stat; }
-# cpu_report BEFORE AFTER SECONDS: "busy B cores, steal S%" over the run.
+# cpu_report BEFORE AFTER (two cpu_snap lines): "busy B cores, steal S%" between them.
 cpu_report() {
   ((CPU)) || return 0
-  awk -v a="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" 'BEGIN {
+  awk -v a="$1" -v b="$2" -v n="$(nproc)" 'BEGIN {
       split(a, x, " "); split(b, y, " "); busy = y[1] - x[1]; idle = y[2] - x[2]; steal = y[3] - x[3]
       total = busy + idle + steal; if (total <= 0) total = 1
       printf "%14s busy %.1f of %d cores, steal %.1f%%\n", "", n * busy / total, n, 100 * steal / total }'

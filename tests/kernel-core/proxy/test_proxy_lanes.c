@@ -3,7 +3,6 @@
  * the same time, one on the proxy thread and one on a helping caller, where
  * one lane would run them one after the other. Run with MKCCL_PROXY_LANES
  * unset (0), 8 and 3. */
-#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -48,9 +47,7 @@ int main(void) {
   volatile uint32_t abortFlag = 0;
   proxy_client_t client;
   CHECK_NCCL(proxy_client_attach(&client, &abortFlag, 0));
-  /* Named for top, ps -L and gdb, once the thread has started. */
-  for (double until = now_s() + 10.0; proc_count_threads_named("mkccl-proxy") == 0 && now_s() < until;) sched_yield();
-  CHECK_EQ_INT(proc_count_threads_named("mkccl-proxy"), 1);
+  CHECK_EQ_INT(proc_wait_threads_named("mkccl-proxy", 10.0), 1); /* named for top, ps -L and gdb */
   int lane[2] = {proxy_lane_for(0, 1), proxy_lane_for(1, 1)};
   for (int i = 0; i < 2; i++) {
     proxy_op_t* op;

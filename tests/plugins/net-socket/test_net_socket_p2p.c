@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "ns_harness.h"
@@ -199,9 +198,7 @@ static void check_helpers(int receiving, int expect) {
   for (int t = 0; t < g_threads; t++) {
     char name[32];
     snprintf(name, sizeof(name), "mkccl-sock%c%d", receiving ? 'r' : 's', t);
-    /* A helper names itself when it starts: give a new one time. */
-    for (int tries = 0; expect && proc_count_threads_named(name) == 0 && tries < 10000; tries++) usleep(1000);
-    CHECK_EQ_INT(proc_count_threads_named(name), expect);
+    CHECK_EQ_INT(expect ? proc_wait_threads_named(name, 10.0) : proc_count_threads_named(name), expect);
   }
 }
 
