@@ -16,20 +16,20 @@ import sys
 #       6 last chunk moved, 7 test done
 # recv: 0 irecv, 1 header read, 2 matched, 4 helper's first try,
 #       5 first bytes moved, 6 last chunk moved, 7 test done
-ROWS = [
-    ("S isend -> header written (S1-S0)", lambda s, r: s[1] - s[0]),
-    ("S isend -> helper first try (S4-S0)", lambda s, r: s[4] - s[0]),
-    ("S helper first try -> first bytes (S5-S4)", lambda s, r: s[5] - s[4]),
-    ("S all sent -> test done (S7-S6)", lambda s, r: s[7] - s[6]),
-    ("R irecv posted before isend (S0-R0)", lambda s, r: s[0] - r[0]),
-    ("isend -> R header read (R1-S0)", lambda s, r: r[1] - s[0]),
-    ("R header read -> matched (R2-R1)", lambda s, r: r[2] - r[1]),
-    ("R matched -> helper first try (R4-R2)", lambda s, r: r[4] - r[2]),
-    ("R helper first try -> first bytes (R5-R4)", lambda s, r: r[5] - r[4]),
-    ("R helper read span (R6-R5)", lambda s, r: r[6] - r[5]),
-    ("S all sent -> R all received (R6-S6)", lambda s, r: r[6] - s[6]),
-    ("R all received -> test done (R7-R6)", lambda s, r: r[7] - r[6]),
-    ("isend -> R test done (R7-S0)", lambda s, r: r[7] - s[0]),
+ROWS = [  # (label, later stage, earlier stage): a stage is S or R and a time index
+    ("S isend -> header written", "S1", "S0"),
+    ("S isend -> helper first try", "S4", "S0"),
+    ("S helper first try -> first bytes", "S5", "S4"),
+    ("S all sent -> test done", "S7", "S6"),
+    ("R irecv posted before isend", "S0", "R0"),
+    ("isend -> R header read", "R1", "S0"),
+    ("R header read -> matched", "R2", "R1"),
+    ("R matched -> helper first try", "R4", "R2"),
+    ("R helper first try -> first bytes", "R5", "R4"),
+    ("R helper read span", "R6", "R5"),
+    ("S all sent -> R all received", "R6", "S6"),
+    ("R all received -> test done", "R7", "R6"),
+    ("isend -> R test done", "R7", "S0"),
 ]
 
 
@@ -55,9 +55,13 @@ def main():
     skip = int(sys.argv[2]) if len(sys.argv) > 2 else 200
     keys = [k for k in sends if k in recvs and k[1] >= skip]
     print("# %d matched messages (from message %d of each connection)" % (len(keys), skip))
-    for name, fn in ROWS:
+    def at(k, stage):
+        return (sends if stage[0] == 'S' else recvs)[k][int(stage[1])]
+
+    for label, later, earlier in ROWS:
         # a stage a message skipped (no helper, inline) reads 0: its differences are dropped
-        xs = [fn(sends[k], recvs[k]) for k in keys]
+        xs = [at(k, later) - at(k, earlier) for k in keys]
+        name = "%s (%s-%s)" % (label, later, earlier)
         print("%-42s %s" % (name, quantiles([x for x in xs if abs(x) < 1e9])))
 
 
