@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Runs a rank of mkccl-run with each of its named threads on a CPU of its
-# own, cores taken whole: rank r of n gets the hardware threads of cores
-# [r*k, (r+1)*k), k = cores / n, listed core by core (both hardware threads
-# of a core side by side). PIN_ORDER names which thread takes which of those
-# CPUs: "exec,sockr,socks,proxy" (default; ":" separates too) puts the executor (the caller's
-# thread, channel 0) and the receiving helper on one core's two hardware
-# threads, the sending helper and the proxy on the next core's. Other
-# threads float over the rank's CPUs. A benchmark aid, to see what placement
-# does to a hop: mkccl-run -n 4 -- tools/bench/pin_threads.sh mkccl-perf ...
+# Runs a rank of mkccl-run with its named threads each on a CPU of its own,
+# cores taken whole: rank r of n gets the CPUs of cores [r*k, (r+1)*k),
+# k = cores / n, listed core by core (a core's hardware threads side by
+# side). PIN_ORDER (default "exec,sockr,socks,proxy"; "," or ":" between
+# names) says which thread takes the first, second, ... of those CPUs:
+# exec is the caller's thread (channel 0), sockr/socks the first receiving and
+# sending helper, proxy the proxy thread. Without SMT that is a core each;
+# with SMT the default puts the executor and the receiving helper on one
+# core. Other threads float over the rank's CPUs. A benchmark aid, to see
+# what placement does to a hop: mkccl-run -n 4 -- tools/bench/pin_threads.sh mkccl-perf ...
 set -euo pipefail
 n=${MKCCL_RUN_NRANKS:?run me under mkccl-run}
 r=${MKCCL_RUN_RANK:?run me under mkccl-run}
