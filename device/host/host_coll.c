@@ -167,6 +167,35 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
   return ncclSuccess;
 }
 
+int host_coll_flat_one_step(const mk_work_t* w) {
+  return w->coll == MK_COLL_ALLREDUCE && w->algo == MK_ALGO_FLAT &&
+         !mk_flat_direct((int64_t)w->count * (int64_t)host_type_size((ncclDataType_t)w->type), w->chunkSize);
+}
+
+ncclResult_t host_coll_flat_bound(channel_t* ch, const mk_work_t* w, int rank, int nRanks,
+                                  volatile uint32_t* abortFlag, host_store_t* store, host_prims_t* bound) {
+  if (bound->nSend == 0) {
+    /* First run: bind (FLAT's chunks are one step, so later runs need no
+     * rounding of the step counters: host_prims_begin would leave them). */
+    int peers[MK_FLAT_MAX_RANKS], n = 0;
+    if (nRanks < 2 || nRanks > MK_FLAT_MAX_RANKS)
+      return MK_FAIL(ncclInternalError, "host executor: flat AllReduce over %d ranks", nRanks);
+    for (int r = 0; r < nRanks; r++)
+      if (r != rank) peers[n++] = r;
+    int chunkSteps, sliceSteps;
+    mk_coll_shape(MK_COLL_ALLREDUCE, MK_ALGO_FLAT, &chunkSteps, &sliceSteps);
+    bound->shape = (steps_shape_t){.chunkSteps = chunkSteps, .sliceSteps = sliceSteps};
+    bound->abortFlag = abortFlag;
+    bound->store = store;
+    if (host_coll_bind(bound, ch, peers, n, peers, n)) return ncclInternalError;
+  }
+  bound->redop = (host_redop_t){.type = w->type, .op = w->op, .scalar = w->scalar};
+  bound->typeSize = host_type_size((ncclDataType_t)w->type);
+  ncclResult_t res = host_prims_flat(bound, w->sendbuff, w->recvbuff, (int64_t)w->count, rank);
+  if (res == ncclRemoteError) return host_coll_failure(bound);
+  return res;
+}
+
 ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag,
                            host_store_t* store) {
   /* The connection arrays are filled by the attach, as far as they are

@@ -10,6 +10,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "fifo/work_fifo.h"
+#include "host_prims.h"
 #include "host_wait.h"
 #include "profile/profile.h"
 
@@ -39,6 +40,7 @@ struct host_exec {
   pthread_cond_t wake;
   int stop;
   host_fifo_event_t event;
+  host_prims_t flatBound; /* channel 0's flat connections, for run_here (host_coll_flat_bound) */
 };
 
 /* The "kernel" timer of KernelCh events: host threads have the monotonic clock, in ns. */
@@ -144,6 +146,9 @@ ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out) 
   if (!ex) return MK_FAIL(ncclSystemError, "host executor: out of memory");
   ex->cfg = *cfg;
   __atomic_store_n(&host_wait_timeout_ns, cfg->timeoutSec > 0 ? cfg->timeoutSec * 1000000000 : 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&host_ll_polls, (uint32_t)(cfg->llPolls > 0 ? (cfg->llPolls < (1 << 20) ? cfg->llPolls : 1 << 20) : 0),
+                   __ATOMIC_RELAXED);
+  __atomic_store_n(&host_ll_prefetchw, cfg->llPrefetchw != 0, __ATOMIC_RELAXED);
   ex->fifoBuf = aligned_alloc(64, cfg->fifoBytes);
   if (!ex->fifoBuf) {
     res = MK_FAIL(ncclSystemError, "host executor: out of memory for a %u-byte work FIFO", cfg->fifoBytes);
@@ -250,8 +255,12 @@ ncclResult_t host_exec_run(host_exec_t* ex, const mk_work_t* works, int n) {
 ncclResult_t host_exec_run_here(host_exec_t* ex, const mk_work_t* w) {
   if (w->channelLo != 0 || w->nChannels != 1) return host_exec_run(ex, w, 1);
   void* kch = host_exec_kernel_ch_start(ex->cfg.profile, w, 0);
+  channel_t* ch = &ex->cfg.channels[0];
+  host_store_t* store = &ex->workers[0].store;
   ncclResult_t res =
-      host_coll_run(&ex->cfg.channels[0], w, ex->cfg.rank, ex->cfg.nRanks, ex->cfg.abortFlag, &ex->workers[0].store);
+      host_coll_flat_one_step(w)
+          ? host_coll_flat_bound(ch, w, ex->cfg.rank, ex->cfg.nRanks, ex->cfg.abortFlag, store, &ex->flatBound)
+          : host_coll_run(ch, w, ex->cfg.rank, ex->cfg.nRanks, ex->cfg.abortFlag, store);
   if (kch) profile_kernel_ch_stop(ex->cfg.profile, kch, host_exec_timer());
   return res;
 }

@@ -27,6 +27,8 @@ typedef struct {
   int64_t spinUs;     /* MKCCL_HOST_SPIN_US: an idle channel thread polls this long before it sleeps */
   int streamStores;        /* MKCCL_HOST_STREAM_STORES: -1 measure, 0 cached, 1 streaming (host_store.h) */
   int64_t streamMinBytes;  /* MKCCL_HOST_STREAM_MIN_BYTES: smaller slices are written cached */
+  int64_t llPolls;         /* MKCCL_HOST_LL_POLLS: back-to-back reads before an LL wait pauses (host_wait.h) */
+  int64_t llPrefetchw;     /* MKCCL_HOST_LL_PREFETCHW: own the next step's LL lines early (host_prims.c) */
 } host_exec_config_t;
 
 ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out);
@@ -42,5 +44,17 @@ void host_exec_destroy(host_exec_t* ex);
  * mode state (host_store.h; NULL: cached stores). */
 ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag,
                            host_store_t* store);
+
+/* Whether w is an AllReduce FLAT moves in one step (host_prims_flat). */
+int host_coll_flat_one_step(const mk_work_t* w);
+/* Such an item on channel ch through `bound`, prims that stay bound to the
+ * channel's flat connections from one run to the next (zeroed before the
+ * first: it binds them). The connectors own the step counters; the prims
+ * only point at them, so a general run in between keeps them in step.
+ * Only for the caller's thread (host_exec_run_here): a small AllReduce
+ * alone, again and again, skips the binding, a sixth of its instructions. */
+struct host_prims;
+ncclResult_t host_coll_flat_bound(channel_t* ch, const mk_work_t* w, int rank, int nRanks,
+                                  volatile uint32_t* abortFlag, host_store_t* store, struct host_prims* bound);
 
 #endif

@@ -27,7 +27,7 @@ typedef struct {
  * way, a binary tree node two children, a flat AllReduce every other rank. */
 #define HOST_PRIMS_MAX_PEERS (MK_FLAT_MAX_RANKS - 1)
 
-typedef struct {
+typedef struct host_prims {
   host_conn_t recv[HOST_PRIMS_MAX_PEERS]; /* received inputs are combined in this order */
   host_conn_t send[HOST_PRIMS_MAX_PEERS]; /* every send gets the same data */
   int nRecv, nSend;

@@ -5,8 +5,6 @@
 
 #include "device/common/work.h"
 
-size_t host_type_size(ncclDataType_t type) { return (size_t)mk_type_size((int)type); }
-
 static uint32_t float_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);

@@ -7,9 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device/common/work.h"
 #include "nccl.h"
 
-size_t host_type_size(ncclDataType_t type);
+/* Inline: every call checks and plans with it (four times per small AllReduce). */
+static inline size_t host_type_size(ncclDataType_t type) { return (size_t)mk_type_size((int)type); }
 
 float host_half_to_float(uint16_t h);
 uint16_t host_float_to_half(float f);

@@ -22,6 +22,17 @@ static inline void host_cpu_relax(void) {
 #endif
 }
 
+/* Fetch a line for writing (PREFETCHW; x86 CPUs older than it run it as a no-op). */
+static inline void host_prefetchw(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__ volatile("prefetchw %0" : : "m"(*(const char*)p));
+#elif defined(__aarch64__)
+  __asm__ volatile("prfm pstl1keep, %0" : : "Q"(*(const char*)p));
+#else
+  (void)p;
+#endif
+}
+
 typedef struct {
   uint32_t spins;
 } host_waiter_t;
@@ -50,6 +61,8 @@ int proxy_progress_help(int lane); /* kernel-core/proxy */
  * host_exec_create (of any comm, any thread: atomic), because the waits
  * below are the hot path. */
 extern int64_t host_wait_timeout_ns;
+extern uint32_t host_ll_polls; /* MKCCL_HOST_LL_POLLS, set by host_exec_create */
+extern uint32_t host_ll_prefetchw; /* MKCCL_HOST_LL_PREFETCHW, likewise */
 
 /* A wait saw no progress for MKCCL_TIMEOUT: logs what it waited for and
  * raises the abort flag, so every other wait of the communicator ends too
@@ -132,18 +145,25 @@ static inline int host_wait_any_round(uint32_t* spins, int64_t* deadline, volati
 }
 
 /* Wait until the 8-byte word's upper half is `flag` (an LL line's word,
- * device/host/host_prims.c); *value: the word then. Backs off as
- * host_wait_ge does, sleeping on `tail` until it reaches `target` (the
- * writer moves the tail after the line). */
+ * device/host/host_prims.c); *value: the word then. First reads it
+ * MKCCL_HOST_LL_POLLS times back to back (a pause is tens of nanoseconds on
+ * a server core, about what the line takes to arrive; only LL waits do
+ * this: a Simple wait that hammers the tail slows the writer of large
+ * slices), then backs off as host_wait_ge does, sleeping on `tail` until it
+ * reaches `target` (the writer moves the tail after the line). */
 static inline int host_wait_flag(const uint64_t* word, uint32_t flag, volatile uint64_t* tail, uint64_t target,
                                  volatile uint32_t* abortFlag, uint64_t* value) {
-  uint32_t spins = 0;
+  uint32_t spins = 0, polls = __atomic_load_n(&host_ll_polls, __ATOMIC_RELAXED);
   int64_t deadline = 0;
   for (;;) {
     uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
     if ((uint32_t)(v >> 32) == flag) {
       *value = v;
       return HOST_WAIT_OK;
+    }
+    if (polls) {
+      polls--;
+      continue;
     }
     if (__atomic_load_n(abortFlag, __ATOMIC_RELAXED)) return HOST_WAIT_ABORTED;
     if (host_wait_backoff(spins++, &deadline, tail, target) != HOST_WAIT_OK) return HOST_WAIT_TIMEOUT;

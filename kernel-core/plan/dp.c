@@ -262,7 +262,8 @@ ncclResult_t dp_init(struct ncclComm* comm) {
     host_exec_config_t cfg = {comm->rank, comm->nRanks, dp->nChannels, dp->channels, comm->abortFlag,
                               (uint32_t)param_int("NCCL_WORK_FIFO_BYTES"), &comm->profile,
                               param_int("MKCCL_TIMEOUT"), param_int("MKCCL_HOST_SPIN_US"),
-                              (int)param_int("MKCCL_HOST_STREAM_STORES"), param_int("MKCCL_HOST_STREAM_MIN_BYTES")};
+                              (int)param_int("MKCCL_HOST_STREAM_STORES"), param_int("MKCCL_HOST_STREAM_MIN_BYTES"),
+                              param_int("MKCCL_HOST_LL_POLLS"), param_int("MKCCL_HOST_LL_PREFETCHW")};
     MK_CHECK_GOTO(host_exec_create(&cfg, (host_exec_t**)&dp->hostExec), res, fail_channels);
   }
   MK_INFO(NCCL_INIT, "Rank %d: data path ready, %d channel(s), %d-byte buffers, net %s", comm->rank, dp->nChannels,

@@ -33,7 +33,7 @@
 #include "plan/plan_tune.h"
 #include "ranks_id.h"
 
-static ncclUniqueId ids[8];
+static ncclUniqueId ids[10];
 
 /* A communicator made while `var` (NCCL_ALGO or NCCL_PROTO) is `value`. */
 static ncclComm_t comm_with(const char* var, const char* value, int n, int id, int rank) {
@@ -121,6 +121,63 @@ static void check_flat_order(ncclComm_t flat, int rank, int n) {
   CHECK(memcmp(grouped, out, sizeof(out)) == 0);
 }
 
+/* Small AllReduces alone, again and again, between large ones and grouped
+ * ones on the same connections: the executor keeps channel 0's FLAT
+ * connections bound from one alone run to the next (host_coll_flat_bound),
+ * so their step counters must stay in step with what the ring and the
+ * general path do to them; a PreMulSum scalar that changes every call must
+ * be the one used; lines (up to 32 bytes) and a Simple step both. Run once
+ * with the LL wait settings off and once with their defaults (both must
+ * give the same values: they only change when a rank notices a line). */
+static void check_flat_bound(int n, int rank, int id, int settingsOff) {
+  if (settingsOff) {
+    setenv("MKCCL_HOST_LL_PREFETCHW", "0", 1);
+    setenv("MKCCL_HOST_LL_POLLS", "0", 1);
+  }
+  ncclComm_t comm = comm_with_algo(NULL, n, id, rank);
+  unsetenv("MKCCL_HOST_LL_PREFETCHW");
+  unsetenv("MKCCL_HOST_LL_POLLS");
+  enum { BIG = 1 << 18, SMALL_MAX = 500, ROUNDS = 120 };
+  float* big = malloc(BIG * sizeof(float));
+  CHECK(big);
+  uint64_t alone0 = comm->dp.aloneCount;
+  int alone = 0;
+  for (int i = 0; i < ROUNDS; i++) {
+    int32_t in[SMALL_MAX], out[SMALL_MAX];
+    int count = i % 5 == 4 ? SMALL_MAX : 1 + i % 8; /* 2000 bytes: a Simple step; else lines */
+    for (int k = 0; k < count; k++) in[k] = rank * 1000 + k + i;
+    int grouped = i % 7 == 3;
+    if (grouped) CHECK_NCCL(ncclGroupStart());
+    CHECK_NCCL(ncclAllReduce(in, out, (size_t)count, ncclInt32, ncclSum, comm, NULL));
+    if (grouped) CHECK_NCCL(ncclGroupEnd());
+    alone += !grouped;
+    for (int k = 0; k < count; k++)
+      CHECK_MSG(out[k] == 1000 * n * (n - 1) / 2 + n * (k + i), "round %d element %d: %d", i, k, (int)out[k]);
+    float scalar = 0.5f * (float)(1 + i % 4), x[3] = {1.0f + (float)rank, 2.0f, 4.0f}, y[3];
+    ncclRedOp_t op;
+    CHECK_NCCL(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, comm));
+    CHECK_NCCL(ncclAllReduce(x, y, 3, ncclFloat32, op, comm, NULL));
+    CHECK_NCCL(ncclRedOpDestroy(op, comm));
+    alone++;
+    CHECK_MSG(y[0] == scalar * (float)(n + n * (n - 1) / 2) && y[1] == scalar * 2.0f * (float)n &&
+                  y[2] == scalar * 4.0f * (float)n,
+              "round %d, PreMulSum by %g: %g %g %g", i, (double)scalar, (double)y[0], (double)y[1], (double)y[2]);
+    if (i % 10 == 0) { /* a ring on the same connections in between */
+      for (size_t k = 0; k < BIG; k++) big[k] = (float)(k % 5);
+      CHECK_NCCL(ncclAllReduce(big, big, BIG, ncclFloat32, ncclSum, comm, NULL));
+      CHECK(big[0] == 0.0f && big[BIG - 1] == (float)(n * (int)((BIG - 1) % 5)));
+    }
+  }
+  /* Over SHM every ungrouped one ran alone (on the bound prims) but the
+   * first, which connects FLAT on the general path. */
+  const char* shmOff = getenv("NCCL_SHM_DISABLE");
+  if (!(shmOff && atoi(shmOff) == 1))
+    CHECK_MSG(comm->dp.aloneCount == alone0 + (uint64_t)alone - 1, "%llu of %d ran alone",
+              (unsigned long long)(comm->dp.aloneCount - alone0), alone);
+  free(big);
+  CHECK_NCCL(ncclCommDestroy(comm));
+}
+
 static void check_model_choice(ncclComm_t comm, ncclComm_t noFlat, int n) {
   int algo, proto;
   CHECK_NCCL(plan_tune_pick(comm, MK_COLL_ALLREDUCE, 8, &algo, &proto));
@@ -193,7 +250,7 @@ static long check_net_direct(ncclComm_t ring, int rank, int n) {
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  for (int i = 0; i < 8; i++) ranks_unique_id(rank, &ids[i]);
+  for (int i = 0; i < 10; i++) ranks_unique_id(rank, &ids[i]);
   ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
   ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
   long wrong = 0;
@@ -231,6 +288,8 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommDestroy(ring));
 
   check_proto(n, rank);
+  check_flat_bound(n, rank, 8, 1);
+  check_flat_bound(n, rank, 9, 0);
   ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
   setenv("MKCCL_NET_FLAT_MAX_BYTES", "0", 1); /* over the network FLAT has a setting of its own */
   ncclComm_t noFlat = comm_with("MKCCL_FLAT_MAX_BYTES", "0", n, 6, rank);
