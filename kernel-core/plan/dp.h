@@ -41,6 +41,7 @@ typedef struct dp_state {
   void* gpuCtx;                /* their device's primary context, held */
   uint64_t gpuPeerCtxHeld;     /* devices whose primary context peer access maps: held (bit per device) */
   int buffSize;            /* bytes per connection buffer (Simple protocol) */
+  int hostShmCores;        /* host ranks of one host over SHM, each with a CPU: the model's SHM hop (tune stage) */
   int llBuffSize;          /* bytes per GPU ring connection's LL buffer (0: none) */
   int ringLL;              /* every ring connection has an LL buffer: the GPU kernels may run LL */
   /* Parameters the planner needs per operation, read once at init as NCCL

@@ -21,7 +21,10 @@
  *    inputs (MKCCL_NET_FLAT_MAX_BYTES) gives the ring's bytes too;
  *  - with no setting a small AllReduce runs FLAT and a large one the ring;
  *    with FLAT off the cost model picks tree for the small one, and the
- *    planner runs what it picked.
+ *    planner runs what it picked;
+ *  - where the ranks of one host over SHM each have a CPU, the model takes
+ *    MKCCL_HOST_SHM_HOP_NS for a hop (the ring from smaller sizes), and
+ *    elsewhere keeps NCCL's constants.
  *   test_plan_algo N   (transports and channels follow the environment) */
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,7 +38,7 @@
 #include "plan/plan_tune.h"
 #include "ranks_id.h"
 
-static ncclUniqueId ids[10];
+static ncclUniqueId ids[11];
 
 /* A communicator made while `var` (NCCL_ALGO or NCCL_PROTO) is `value`. */
 static ncclComm_t comm_with(const char* var, const char* value, int n, int id, int rank) {
@@ -179,6 +182,30 @@ static void check_flat_bound(int n, int rank, int id, int settingsOff) {
   CHECK_NCCL(ncclCommDestroy(comm));
 }
 
+/* MKCCL_HOST_SHM_HOP_NS: where the ranks of one host over SHM each have a
+ * CPU, the model takes a Simple hop at 250 ns instead of NCCL's PCI
+ * constants. Then the ring wins at 256 KB for every count (the constants
+ * keep the tree there for 4 and 8 ranks) and at 8 B for 2 and 3 ranks,
+ * whose trees have as many hops as their rings; elsewhere (ranks outnumber
+ * CPUs, as 3 or more on a 2-core machine, or the network) the picks are the
+ * constants'. `constants` was made with the setting at 0. */
+static void check_shm_hop(ncclComm_t hop, ncclComm_t constants, int n) {
+  const char* shmOff = getenv("NCCL_SHM_DISABLE");
+  int cores = !(shmOff && atoi(shmOff) == 1) && comm_peer_host_ranks(hop, hop->rank) <= hop->peerInfo[hop->rank].cpus;
+  CHECK_MSG(hop->dp.hostShmCores == cores && constants->dp.hostShmCores == cores,
+            "%d ranks: one host over SHM with a CPU each is %d, the communicators say %d and %d", n, cores,
+            hop->dp.hostShmCores, constants->dp.hostShmCores);
+  const size_t sizes[] = {8, 256 << 10};
+  for (int i = 0; i < 2; i++) {
+    int got, constant, proto;
+    CHECK_NCCL(plan_tune_pick(hop, MK_COLL_ALLREDUCE, sizes[i], &got, &proto));
+    CHECK_NCCL(plan_tune_pick(constants, MK_COLL_ALLREDUCE, sizes[i], &constant, &proto));
+    int want = !cores ? constant : i == 1 || n <= 3 ? MK_ALGO_RING : MK_ALGO_TREE;
+    CHECK_MSG(got == want, "%d ranks, %zu B, %s: the model picks %d, not %d", n, sizes[i],
+              cores ? "a CPU each" : "the constants", got, want);
+  }
+}
+
 static void check_model_choice(ncclComm_t comm, ncclComm_t noFlat, int n) {
   int algo, proto;
   CHECK_NCCL(plan_tune_pick(comm, MK_COLL_ALLREDUCE, 8, &algo, &proto));
@@ -251,7 +278,7 @@ static long check_net_direct(ncclComm_t ring, int rank, int n) {
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  for (int i = 0; i < 10; i++) ranks_unique_id(rank, &ids[i]);
+  for (int i = 0; i < 11; i++) ranks_unique_id(rank, &ids[i]);
   ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
   ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
   long wrong = 0;
@@ -293,11 +320,18 @@ static int rank_main(int rank, int n, void* arg) {
     check_flat_bound(n, rank, 8, 1);
     check_flat_bound(n, rank, 9, 0);
   }
+  /* The model's constants (what the choices below are written for), then
+   * the SHM hop on a communicator of its own. */
+  setenv("MKCCL_HOST_SHM_HOP_NS", "0", 1);
   ncclComm_t model = comm_with_algo(NULL, n, 2, rank);
   setenv("MKCCL_NET_FLAT_MAX_BYTES", "0", 1); /* over the network FLAT has a setting of its own */
   ncclComm_t noFlat = comm_with("MKCCL_FLAT_MAX_BYTES", "0", n, 6, rank);
   unsetenv("MKCCL_NET_FLAT_MAX_BYTES");
+  unsetenv("MKCCL_HOST_SHM_HOP_NS");
   check_model_choice(model, noFlat, n);
+  ncclComm_t hop = comm_with_algo(NULL, n, 10, rank);
+  check_shm_hop(hop, model, n);
+  CHECK_NCCL(ncclCommDestroy(hop));
   CHECK_NCCL(ncclCommDestroy(noFlat));
   CHECK_NCCL(ncclCommDestroy(model));
   return 0;

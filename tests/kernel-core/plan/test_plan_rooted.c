@@ -128,6 +128,9 @@ static void check_simulate(ncclComm_t model, ncclComm_t ring, ncclComm_t tree, i
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
+  /* The model's choices below are those of NCCL's constants: no SHM hop
+   * latency (test_plan_algo checks that one). */
+  setenv("MKCCL_HOST_SHM_HOP_NS", "0", 1);
   for (int i = 0; i < 3; i++) ranks_unique_id(rank, &ids[i]);
   ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
   ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
