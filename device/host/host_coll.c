@@ -91,26 +91,42 @@ static ncclResult_t host_coll_tree(channel_t* ch, const mk_work_t* w, host_prims
   return ncclSuccess;
 }
 
-/* Flat AllReduce: the collective connections to every other rank, in rank
- * order both ways (kernel-core/channel: channel_connect_flat); in one step,
- * or direct when the input is longer than a chunk (coll_flat.h). */
-static ncclResult_t host_coll_flat(channel_t* ch, const mk_work_t* w, host_prims_t* p, int rank, int nRanks) {
-  int peers[MK_FLAT_MAX_RANKS], n = 0;
+/* A flat AllReduce's rank count, checked once for both of its forms. */
+static ncclResult_t host_coll_flat_ranks(int nRanks) {
   if (nRanks < 2 || nRanks > MK_FLAT_MAX_RANKS)
     return MK_FAIL(ncclInternalError, "host executor: flat AllReduce over %d ranks", nRanks);
-  int64_t ts = (int64_t)p->typeSize;
-  if (mk_flat_direct((int64_t)w->count * ts, w->chunkSize)) {
+  return ncclSuccess;
+}
+
+/* Flat in one step: bind p to the collective connections of every other
+ * rank, in rank order both ways (kernel-core/channel: channel_connect_flat). */
+static ncclResult_t host_coll_flat_bind(host_prims_t* p, channel_t* ch, int rank, int nRanks) {
+  int peers[MK_FLAT_MAX_RANKS], n = 0;
+  for (int r = 0; r < nRanks; r++)
+    if (r != rank) peers[n++] = r;
+  return host_coll_bind(p, ch, peers, n, peers, n) ? ncclInternalError : ncclSuccess;
+}
+
+/* The step itself on bound prims (host_prims_flat). */
+static ncclResult_t host_coll_flat_step(host_prims_t* p, const mk_work_t* w, int rank) {
+  ncclResult_t res = host_prims_flat(p, w->sendbuff, w->recvbuff, (int64_t)w->count, rank);
+  if (res == ncclRemoteError) return host_coll_failure(p);
+  return res;
+}
+
+/* Flat AllReduce: in one step, or direct when the input is longer than a
+ * chunk (coll_flat.h). */
+static ncclResult_t host_coll_flat(channel_t* ch, const mk_work_t* w, host_prims_t* p, int rank, int nRanks) {
+  MK_CHECK(host_coll_flat_ranks(nRanks));
+  if (!host_coll_flat_one_step(w)) {
+    int64_t ts = (int64_t)p->typeSize;
     mk_flat_ctx_t c = {.rank = rank, .nRanks = nRanks, .bid = ch->id - w->channelLo, .ts = ts, .exec = ch};
     mk_flat_shape(&c.shape, (int64_t)w->count, nRanks, w->nChannels, w->chunkSize / ts, mk_elem_align((int)ts));
     if (coll_flat_direct(p, w, &c)) return host_coll_failure(p);
     return ncclSuccess;
   }
-  for (int r = 0; r < nRanks; r++)
-    if (r != rank) peers[n++] = r;
-  if (host_coll_bind(p, ch, peers, n, peers, n)) return ncclInternalError;
-  ncclResult_t res = host_prims_flat(p, w->sendbuff, w->recvbuff, (int64_t)w->count, rank);
-  if (res == ncclRemoteError) return host_coll_failure(p);
-  return res;
+  MK_CHECK(host_coll_flat_bind(p, ch, rank, nRanks));
+  return host_coll_flat_step(p, w, rank);
 }
 
 /* Send/Recv: this channel's part of each side, chunk by chunk: whichever
@@ -167,6 +183,21 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
   return ncclSuccess;
 }
 
+/* What an item sets in the prims besides their connections (the
+ * connection arrays are filled by the attach, as far as they are used; the
+ * rest is set field by field, no clearing of the whole). */
+static void host_coll_prims_set(host_prims_t* p, const mk_work_t* w, volatile uint32_t* abortFlag,
+                                host_store_t* store) {
+  int chunkSteps, sliceSteps;
+  mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
+  p->shape.chunkSteps = chunkSteps; /* stepSize is the attach's */
+  p->shape.sliceSteps = sliceSteps;
+  p->redop = (host_redop_t){.type = w->type, .op = w->op, .scalar = w->scalar};
+  p->typeSize = host_type_size((ncclDataType_t)w->type);
+  p->abortFlag = abortFlag;
+  p->store = store;
+}
+
 int host_coll_flat_one_step(const mk_work_t* w) {
   return w->coll == MK_COLL_ALLREDUCE && w->algo == MK_ALGO_FLAT &&
          !mk_flat_direct((int64_t)w->count * (int64_t)host_type_size((ncclDataType_t)w->type), w->chunkSize);
@@ -174,41 +205,22 @@ int host_coll_flat_one_step(const mk_work_t* w) {
 
 ncclResult_t host_coll_flat_bound(channel_t* ch, const mk_work_t* w, int rank, int nRanks,
                                   volatile uint32_t* abortFlag, host_store_t* store, host_prims_t* bound) {
+  host_coll_prims_set(bound, w, abortFlag, store);
   if (bound->nSend == 0) {
     /* First run: bind (FLAT's chunks are one step, so later runs need no
      * rounding of the step counters: host_prims_begin would leave them). */
-    int peers[MK_FLAT_MAX_RANKS], n = 0;
-    if (nRanks < 2 || nRanks > MK_FLAT_MAX_RANKS)
-      return MK_FAIL(ncclInternalError, "host executor: flat AllReduce over %d ranks", nRanks);
-    for (int r = 0; r < nRanks; r++)
-      if (r != rank) peers[n++] = r;
-    int chunkSteps, sliceSteps;
-    mk_coll_shape(MK_COLL_ALLREDUCE, MK_ALGO_FLAT, &chunkSteps, &sliceSteps);
-    bound->shape = (steps_shape_t){.chunkSteps = chunkSteps, .sliceSteps = sliceSteps};
-    bound->abortFlag = abortFlag;
-    bound->store = store;
-    if (host_coll_bind(bound, ch, peers, n, peers, n)) return ncclInternalError;
+    MK_CHECK(host_coll_flat_ranks(nRanks));
+    MK_CHECK(host_coll_flat_bind(bound, ch, rank, nRanks));
   }
-  bound->redop = (host_redop_t){.type = w->type, .op = w->op, .scalar = w->scalar};
-  bound->typeSize = host_type_size((ncclDataType_t)w->type);
-  ncclResult_t res = host_prims_flat(bound, w->sendbuff, w->recvbuff, (int64_t)w->count, rank);
-  if (res == ncclRemoteError) return host_coll_failure(bound);
-  return res;
+  return host_coll_flat_step(bound, w, rank);
 }
 
 ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag,
                            host_store_t* store) {
-  /* The connection arrays are filled by the attach, as far as they are
-   * used; the rest is set here field by field (no clearing of the whole). */
   host_prims_t p;
-  int chunkSteps, sliceSteps;
-  mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
   p.nRecv = p.nSend = 0;
-  p.shape = (steps_shape_t){.chunkSteps = chunkSteps, .sliceSteps = sliceSteps};
-  p.redop = (host_redop_t){.type = w->type, .op = w->op, .scalar = w->scalar};
-  p.typeSize = host_type_size((ncclDataType_t)w->type);
-  p.abortFlag = abortFlag;
-  p.store = store;
+  p.shape.stepSize = 0; /* the attach sets it where a connection is used */
+  host_coll_prims_set(&p, w, abortFlag, store);
   if (w->coll == MK_COLL_SENDRECV) return host_p2p(ch, w, &p);
   if (w->coll >= MK_COLL_SENDRECV) return MK_FAIL(ncclInternalError, "host executor: unknown collective %d", w->coll);
   if (w->algo == MK_ALGO_TREE) return host_coll_tree(ch, w, &p, nRanks);

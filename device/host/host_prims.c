@@ -233,35 +233,41 @@ static uint64_t* host_prims_ll_words(const host_conn_t* c, uint64_t step) {
   return (uint64_t*)(i->buffs[MKCCL_PROTO_LL] + (size_t)conn_fifo_slot(step) * (size_t)i->stepSize[MKCCL_PROTO_LL]);
 }
 
-/* Write `bytes` (<= HOST_LL_DATA_MAX) as this step's line once the slot is
- * free. The caller then publishes the step (host_prims_slice_publish), so
- * the tail and the step counters stay what Simple expects. */
-static ncclResult_t host_prims_ll_write(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char* data, size_t bytes) {
+/* Store `nWords` data words (<= HOST_LL_DATA_MAX / 4) as this step's line
+ * once the slot is free, back to back. The caller then publishes the step
+ * (host_prims_slice_publish), so the tail and the step counters stay what
+ * Simple expects. */
+static inline ncclResult_t host_prims_ll_put(host_prims_t* p, host_conn_t* c, steps_shape_t s,
+                                             const uint32_t* words, size_t nWords) {
   uint64_t step = *c->step;
   if (host_prims_wait_send(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
   uint64_t* w = host_prims_ll_words(c, step);
   uint64_t flag = (uint64_t)(uint32_t)(step + 1) << 32;
-  /* The words are made first and stored back to back: a byte copy between
-   * two stores to the line waited behind the first one's fetch of the line
-   * (the reader holds it), and the reader took it back in between. */
-  uint32_t d[HOST_LL_DATA_MAX / 4] = {0};
-  memcpy(d, data, bytes);
-  size_t nWords = (bytes + 3) / 4;
-  for (size_t k = 0; k < nWords; k++) __atomic_store_n(&w[k], flag | d[k], __ATOMIC_RELAXED);
+  for (size_t k = 0; k < nWords; k++) __atomic_store_n(&w[k], flag | words[k], __ATOMIC_RELAXED);
   return ncclSuccess;
 }
 
-/* This step's line into out: every word waited for until it has the flag. */
-static ncclResult_t host_prims_ll_recv(host_prims_t* p, host_conn_t* c, char* out, size_t bytes) {
+/* The same for `bytes` (<= HOST_LL_DATA_MAX) anywhere. The words are made
+ * first and stored back to back: a byte copy between two stores to the
+ * line waited behind the first one's fetch of the line (the reader holds
+ * it), and the reader took it back in between. */
+static ncclResult_t host_prims_ll_write(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char* data, size_t bytes) {
+  uint32_t d[HOST_LL_DATA_MAX / 4] = {0};
+  memcpy(d, data, bytes);
+  return host_prims_ll_put(p, c, s, d, (bytes + 3) / 4);
+}
+
+/* This step's line: its first `nWords` data words into out, every word
+ * waited for until it has the flag (whole words: out holds a line's data). */
+static inline ncclResult_t host_prims_ll_recv(host_prims_t* p, host_conn_t* c, uint32_t* out, size_t nWords) {
   uint64_t step = *c->step;
   uint64_t* w = host_prims_ll_words(c, step);
   uint32_t flag = (uint32_t)(step + 1);
-  for (size_t k = 0; 4 * k < bytes; k++) {
+  for (size_t k = 0; k < nWords; k++) {
     uint64_t v;
     int res = host_wait_flag(&w[k], flag, c->info->tail, step + 1, p->abortFlag, &v);
     if (res != HOST_WAIT_OK) return host_prims_wait_end(p, res, "an LL line from a receive peer");
-    uint32_t d = (uint32_t)v;
-    memcpy(out + 4 * k, &d, bytes - 4 * k < 4 ? bytes - 4 * k : 4);
+    out[k] = (uint32_t)v;
   }
   return ncclSuccess;
 }
@@ -284,8 +290,8 @@ static const void* host_prims_flat_input(const uint32_t* mine, const uint32_t (*
 }
 
 /* Flat step where every connection takes a line (inputs of up to 32 bytes
- * over SHM): the same protocol as the mixed case below, word by word with
- * no slot, staging copy or per-byte copy in between. A third fewer
+ * over SHM): the same protocol as the mixed case below, word by word, the
+ * input going straight to the lines and the lines to the fold. A third fewer
  * instructions for an 8 B AllReduce; what is left of its time is mostly
  * the lines' trips between cores (docs/PERFORMANCE.md), hence the
  * prefetch and the polls below. */
@@ -293,20 +299,15 @@ static ncclResult_t host_prims_flat_lines(host_prims_t* p, const void* src, void
                                           int minePos) {
   steps_shape_t s = p->shape;
   size_t nWords = (bytes + 3) / 4;
-  uint32_t mine[HOST_LL_DATA_MAX / 4], in[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 4];
+  /* Words, aligned for the widest element the fold reads from them (8 bytes). */
+  _Alignas(8) uint32_t mine[HOST_LL_DATA_MAX / 4];
+  _Alignas(8) uint32_t in[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 4];
   mine[nWords - 1] = 0; /* the last word's unused bytes go out as zeros */
   if (p->redop.op == MK_OP_PREMULSUM)
     host_reduce_copy(&p->redop, mine, NULL, NULL, src, n, 0);
   else
     memcpy(mine, src, bytes);
-  for (int i = 0; i < p->nSend; i++) {
-    host_conn_t* c = &p->send[i];
-    uint64_t step = *c->step;
-    if (host_prims_wait_send(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
-    uint64_t* w = host_prims_ll_words(c, step);
-    uint64_t flag = (uint64_t)(uint32_t)(step + 1) << 32;
-    for (size_t k = 0; k < nWords; k++) __atomic_store_n(&w[k], flag | mine[k], __ATOMIC_RELAXED);
-  }
+  for (int i = 0; i < p->nSend; i++) MK_CHECK(host_prims_ll_put(p, &p->send[i], s, mine, nWords));
   /* The lines this rank writes next time, owned now (MKCCL_HOST_LL_PREFETCHW):
    * the peer read them 7 steps ago and still holds a copy, which a store
    * would have to take back first; done here, while we wait for the peer
@@ -314,18 +315,7 @@ static ncclResult_t host_prims_flat_lines(host_prims_t* p, const void* src, void
    * transfer on the way. */
   if (__atomic_load_n(&host_ll_prefetchw, __ATOMIC_RELAXED))
     for (int i = 0; i < p->nSend; i++) host_prefetchw(host_prims_ll_words(&p->send[i], *p->send[i].step + 1));
-  for (int r = 0; r < p->nRecv; r++) {
-    host_conn_t* c = &p->recv[r];
-    uint64_t step = *c->step;
-    uint64_t* w = host_prims_ll_words(c, step);
-    uint32_t flag = (uint32_t)(step + 1);
-    for (size_t k = 0; k < nWords; k++) {
-      uint64_t v;
-      int res = host_wait_flag(&w[k], flag, c->info->tail, step + 1, p->abortFlag, &v);
-      if (res != HOST_WAIT_OK) return host_prims_wait_end(p, res, "an LL line from a receive peer");
-      in[r][k] = (uint32_t)v;
-    }
-  }
+  for (int r = 0; r < p->nRecv; r++) MK_CHECK(host_prims_ll_recv(p, &p->recv[r], in[r], nWords));
   /* Tails after the receives, as below. */
   for (int i = 0; i < p->nSend; i++) host_prims_slice_publish(&p->send[i], s, (int64_t)bytes);
   host_redop_t fold = host_prims_fold_op(&p->redop);
@@ -349,7 +339,8 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
   /* Out: pre-multiplied once (into the first Simple slot, or here when the
    * first connection takes a line), then copied to every other connection:
    * a line where it has them (small inputs), else its slot. */
-  uint64_t mineBuf[HOST_LL_DATA_MAX / 8], inBuf[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 8];
+  uint64_t mineBuf[HOST_LL_DATA_MAX / 8];
+  _Alignas(8) uint32_t inBuf[HOST_PRIMS_MAX_PEERS][HOST_LL_DATA_MAX / 4];
   const char* mine = NULL;
   for (int i = 0; i < p->nSend; i++) {
     host_conn_t* c = &p->send[i];
@@ -376,7 +367,7 @@ ncclResult_t host_prims_flat(host_prims_t* p, const void* src, void* dst, int64_
     }
     int r = k++;
     if (host_prims_ll_ok(&p->recv[r], bytes)) {
-      MK_CHECK(host_prims_ll_recv(p, &p->recv[r], (char*)inBuf[r], bytes));
+      MK_CHECK(host_prims_ll_recv(p, &p->recv[r], inBuf[r], (bytes + 3) / 4));
       in[i] = (const char*)inBuf[r];
     } else {
       MK_CHECK(host_prims_slice_in(p, &p->recv[r], s, &in[i]));

@@ -236,10 +236,10 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   int nChannels = dp_channel_count(comm);
   int host = comm->cudaDev < 0;
   /* The oversubscription scan is O(ranks^2): host communicators only. */
-  int oversubscribed = host && dp_hosts_oversubscribed(comm);
-  dp->hostShmCores = host && !dp_host_net(comm) && !oversubscribed;
-  buff = dp_host_buffsize_for(buff, param_source("NCCL_BUFFSIZE", NULL) != PARAM_FROM_DEFAULT, host, dp_host_net(comm),
-                              nChannels, oversubscribed, oneChannelShm);
+  int oversubscribed = host && dp_hosts_oversubscribed(comm), net = dp_host_net(comm);
+  dp->hostShmCores = host && !net && !oversubscribed;
+  buff = dp_host_buffsize_for(buff, param_source("NCCL_BUFFSIZE", NULL) != PARAM_FROM_DEFAULT, host, net, nChannels,
+                              oversubscribed, oneChannelShm);
   dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   MK_CHECK_GOTO(channel_setup(comm, nChannels), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
