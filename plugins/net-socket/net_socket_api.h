@@ -18,9 +18,16 @@
 ncclResult_t net_socket_init(ncclDebugLogger_t logger);
 ncclResult_t net_socket_devices(int* ndev);
 
-/* v11+: a context per host communicator; it carries the traffic class. */
+/* v11+: a context per host communicator; it carries the traffic class and
+ * setNetAttr's cap on flows per peer: the TCP connections one connection
+ * may open (the control socket is one; maxFlowsPerPeer 1 leaves no data
+ * socket and no helper thread, the caller of test moving the data), applied
+ * to the layouts of later listens where NCCL_SOCKET_NTHREADS and
+ * NCCL_NSOCKS_PERTHREAD are left to detection. Values <= 0: no cap. */
 ncclResult_t net_socket_ctx_new(uint64_t commId, int trafficClass, void** ctx);
 int net_socket_ctx_traffic_class(const void* ctx);
+ncclResult_t net_socket_ctx_set_flows(void* ctx, int sendMaxFlows, int recvMaxFlows);
+int net_socket_ctx_max_flows(const void* ctx);
 ncclResult_t net_socket_ctx_free(void* ctx);
 
 /* Host memory only: nothing to register. CUDA pointers are refused. */

@@ -6,7 +6,7 @@
 #include "net_socket_unpack.h"
 
 ncclResult_t net_socket_e_listen_ctx(void* ctx, int dev, void* handle, void** listenComm) {
-  return net_socket_listen(dev, handle, listenComm, net_socket_ctx_traffic_class(ctx));
+  return net_socket_listen(dev, handle, listenComm, net_socket_ctx_traffic_class(ctx), net_socket_ctx_max_flows(ctx));
 }
 
 ncclResult_t net_socket_e_connect_ctx(void* ctx, int dev, void* handle, void** sendComm,
@@ -16,7 +16,7 @@ ncclResult_t net_socket_e_connect_ctx(void* ctx, int dev, void* handle, void** s
 }
 
 ncclResult_t net_socket_e_listen(int dev, void* handle, void** listenComm) {
-  return net_socket_listen(dev, handle, listenComm, NCCL_NET_TRAFFIC_CLASS_UNDEF);
+  return net_socket_listen(dev, handle, listenComm, NCCL_NET_TRAFFIC_CLASS_UNDEF, NCCL_NET_ATTR_UNDEF);
 }
 
 ncclResult_t net_socket_e_connect_dev(int dev, void* handle, void** sendComm, ncclNetDeviceHandle_v7_t** sendDevComm) {

@@ -20,12 +20,22 @@ void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSock
   }
 }
 
-net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus) {
+net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus,
+                                              int maxFlows) {
   net_socket_layout_t l = {0, 0, 0};
   int autoThreads, autoSocks;
   net_socket_layout_auto(vendor, cpus, &autoThreads, &autoSocks);
+  int detected = nThreads == NET_SOCKET_LAYOUT_AUTO && nSocksPerThread == NET_SOCKET_LAYOUT_AUTO;
   if (nThreads == NET_SOCKET_LAYOUT_AUTO) nThreads = autoThreads;
   if (nSocksPerThread == NET_SOCKET_LAYOUT_AUTO) nSocksPerThread = autoSocks;
+  if (detected && maxFlows > 0) { /* the control socket is one flow */
+    int64_t data = maxFlows - 1;
+    if (data == 0) nThreads = 0;
+    else if (nThreads * nSocksPerThread > data) {
+      if (nThreads > data) nThreads = data;
+      nSocksPerThread = data / nThreads;
+    }
+  }
   if (nThreads < 0 || nThreads > NET_SOCKET_MAX_THREADS) {
     nThreads = nThreads < 0 ? 0 : NET_SOCKET_MAX_THREADS;
     l.clamped = 1;

@@ -28,6 +28,10 @@ typedef struct {
  * in a process that may run on `cpus` CPUs. */
 void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSocksPerThread);
 
-net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus);
+/* maxFlows > 0 (setNetAttr's maxFlowsPerPeer) caps the TCP connections of
+ * a detected layout, the control socket counted: 1 leaves no data socket
+ * and no helper thread. Settings given explicitly are kept as they are. */
+net_socket_layout_t net_socket_layout_resolve(int64_t nThreads, int64_t nSocksPerThread, unsigned vendor, int cpus,
+                                              int maxFlows);
 
 #endif

@@ -39,13 +39,13 @@ typedef struct {
   net_socket_group_t* groups;
 } net_socket_listen_t;
 
-ncclResult_t net_socket_listen(int dev, void* opaqueHandle, void** listenComm, int trafficClass) {
+ncclResult_t net_socket_listen(int dev, void* opaqueHandle, void** listenComm, int trafficClass, int maxFlows) {
   const net_socket_dev_t* d = net_socket_dev_get(dev);
   if (!d) return ncclInvalidArgument;
   if (!opaqueHandle || !listenComm) return NS_FAIL(ncclInvalidArgument, "listen: NULL handle or comm");
   net_socket_layout_t layout = net_socket_layout_resolve(net_socket_param_int(NET_SOCKET_PARAM_NTHREADS),
                                                          net_socket_param_int(NET_SOCKET_PARAM_NSOCKS), d->vendor,
-                                                         d->cpus);
+                                                         d->cpus, maxFlows);
   if (layout.clamped)
     NS_WARN("%s/%s out of range: using %d threads and %d sockets", NET_SOCKET_PARAM_NTHREADS,
             NET_SOCKET_PARAM_NSOCKS, layout.nThreads, layout.nSocks);

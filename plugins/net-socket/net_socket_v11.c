@@ -20,10 +20,11 @@ static ncclResult_t net_socket_v11_props(int dev, ncclNetProperties_v11_t* props
   return ncclSuccess;
 }
 
+/* Of the hints, flows per peer shape the layouts of later listens; NULL
+ * clears them. */
 static ncclResult_t net_socket_v11_set_attr(void* ctx, ncclNetAttr_v11_t* attr) {
-  (void)ctx; /* hints only: a connection's layout is the listener's */
-  (void)attr;
-  return ncclSuccess;
+  if (!attr) return net_socket_ctx_set_flows(ctx, NCCL_NET_ATTR_UNDEF, NCCL_NET_ATTR_UNDEF);
+  return net_socket_ctx_set_flows(ctx, attr->sendCommAttr.maxFlowsPerPeer, attr->recvCommAttr.maxFlowsPerPeer);
 }
 
 __attribute__((visibility("default"))) const ncclNet_v11_t ncclNetPlugin_v11 = {

@@ -11,10 +11,11 @@ static ncclResult_t net_socket_v12_init(void** ctx, uint64_t commId, ncclNetComm
   return net_socket_ctx_new(commId, config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF, ctx);
 }
 
+/* Of the hints, flows per peer shape the layouts of later listens; NULL
+ * clears them. */
 static ncclResult_t net_socket_v12_set_attr(void* ctx, ncclNetAttr_v12_t* attr) {
-  (void)ctx; /* hints only: a connection's layout is the listener's */
-  (void)attr;
-  return ncclSuccess;
+  if (!attr) return net_socket_ctx_set_flows(ctx, NCCL_NET_ATTR_UNDEF, NCCL_NET_ATTR_UNDEF);
+  return net_socket_ctx_set_flows(ctx, attr->sendCommAttr.maxFlowsPerPeer, attr->recvCommAttr.maxFlowsPerPeer);
 }
 
 __attribute__((visibility("default"))) const ncclNet_v12_t ncclNetPlugin_v12 = {

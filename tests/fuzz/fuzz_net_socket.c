@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   net_socket_handle_t h;
   char opaque[NCCL_NET_HANDLE_MAXSIZE];
   void* listenComm = NULL;
-  if (net_socket_listen(0, opaque, &listenComm, NCCL_NET_TRAFFIC_CLASS_UNDEF) != ncclSuccess) return 0;
+  if (net_socket_listen(0, opaque, &listenComm, NCCL_NET_TRAFFIC_CLASS_UNDEF, 0) != ncclSuccess) return 0;
   memcpy(&h, opaque, sizeof(h));
 
   uint8_t flags = 0;

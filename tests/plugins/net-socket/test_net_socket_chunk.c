@@ -51,51 +51,68 @@ static void test_chunks(void) {
 static void test_layout(void) {
   net_socket_layout_t l;
   /* Detected: unknown NIC, few CPUs -> no helper thread, no data socket (NCCL's default). */
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, 2);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, 2, 0);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK_EQ_INT(l.nSocks, 0);
   /* ... unless the process has many CPUs: 1 thread x 1 socket, then 2 x 1. */
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS_CPUS);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS_CPUS, 0);
   CHECK_EQ_INT(l.nThreads, 1);
   CHECK_EQ_INT(l.nSocks, 1);
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS - 1);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS - 1, 0);
   CHECK_EQ_INT(l.nThreads, 1);
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS, 0);
   CHECK_EQ_INT(l.nThreads, 2);
   CHECK_EQ_INT(l.nSocks, 2);
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS_CPUS - 1);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS_CPUS - 1, 0);
   CHECK_EQ_INT(l.nThreads, 0);
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1d0f, 2); /* AWS */
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1d0f, 2, 0); /* AWS */
   CHECK_EQ_INT(l.nThreads, 2);
   CHECK_EQ_INT(l.nSocks, 16);
-  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1ae0, 2); /* GCP */
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1ae0, 2, 0); /* GCP */
   CHECK_EQ_INT(l.nThreads, 4);
   CHECK_EQ_INT(l.nSocks, 4);
   /* Set threads, detected sockets per thread (1). */
-  l = net_socket_layout_resolve(4, NET_SOCKET_LAYOUT_AUTO, 0, 2);
+  l = net_socket_layout_resolve(4, NET_SOCKET_LAYOUT_AUTO, 0, 2, 0);
   CHECK_EQ_INT(l.nThreads, 4);
   CHECK_EQ_INT(l.nSocks, 4);
   /* Limits: 16 threads, 64 sockets (sockets per thread shrink). */
-  l = net_socket_layout_resolve(32, 1, 0, 2);
+  l = net_socket_layout_resolve(32, 1, 0, 2, 0);
   CHECK_EQ_INT(l.nThreads, 16);
   CHECK(l.clamped);
-  l = net_socket_layout_resolve(16, 8, 0, 2);
+  l = net_socket_layout_resolve(16, 8, 0, 2, 0);
   CHECK_EQ_INT(l.nThreads, 16);
   CHECK_EQ_INT(l.nSocks, 64);
   CHECK(l.clamped);
-  l = net_socket_layout_resolve(3, 30, 0, 2);
+  l = net_socket_layout_resolve(3, 30, 0, 2, 0);
   CHECK_EQ_INT(l.nSocks, 63);
   CHECK_EQ_INT(l.nSocks % l.nThreads, 0);
   /* Sockets without threads, or threads without sockets: neither. */
-  l = net_socket_layout_resolve(0, 8, 0, 2);
+  l = net_socket_layout_resolve(0, 8, 0, 2, 0);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK_EQ_INT(l.nSocks, 0);
-  l = net_socket_layout_resolve(2, 0, 0, 2);
+  l = net_socket_layout_resolve(2, 0, 0, 2, 0);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK_EQ_INT(l.nSocks, 0);
-  l = net_socket_layout_resolve(-5, 1, 0, 2);
+  l = net_socket_layout_resolve(-5, 1, 0, 2, 0);
   CHECK_EQ_INT(l.nThreads, 0);
   CHECK(l.clamped);
+  /* setNetAttr's flows per peer cap what detection chose, the control socket counted. */
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS, 1);
+  CHECK_EQ_INT(l.nThreads, 0);
+  CHECK_EQ_INT(l.nSocks, 0);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS, 2);
+  CHECK_EQ_INT(l.nThreads, 1);
+  CHECK_EQ_INT(l.nSocks, 1);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0x1d0f, 2, 6); /* AWS: 2 x 8 */
+  CHECK_EQ_INT(l.nThreads, 2);
+  CHECK_EQ_INT(l.nSocks, 4);
+  l = net_socket_layout_resolve(NET_SOCKET_LAYOUT_AUTO, NET_SOCKET_LAYOUT_AUTO, 0, NET_SOCKET_AUTO_THREADS2_CPUS, 9);
+  CHECK_EQ_INT(l.nThreads, 2); /* a cap above the layout changes nothing */
+  CHECK_EQ_INT(l.nSocks, 2);
+  /* ... and leaves explicit settings alone. */
+  l = net_socket_layout_resolve(2, NET_SOCKET_LAYOUT_AUTO, 0, 2, 1);
+  CHECK_EQ_INT(l.nThreads, 2);
+  CHECK_EQ_INT(l.nSocks, 2);
 }
 
 int main(void) {
