@@ -64,40 +64,52 @@ static int dp_host_net(const struct ncclComm* comm) {
          (comm->nNodes > 1 || (param_int_lookup("NCCL_SHM_DISABLE", &shmOff) == 0 && shmOff == 1));
 }
 
-/* Host auto: a channel is an executor thread that copies and reduces (and,
- * over sockets, the helper threads of its two connections, 2 each), so
+/* Over the network, the executors move the data themselves where the net
+ * plugin was asked for one flow per peer (dp_net.c). */
+static int dp_host_mode(const struct ncclComm* comm) {
+  if (!dp_host_net(comm)) return DP_HOST_SHM;
+  return dp_host_net_flows(comm) == 1 ? DP_HOST_NET_EXECUTORS : DP_HOST_NET_HELPERS;
+}
+
+/* Host auto: a channel is an executor thread that copies and reduces, so
  * each rank gets the CPUs of its host shared by the ranks there (a process's
  * affinity mask) over the CPUs a channel needs, at most
- * MK_HOST_AUTO_CHANNELS. On the 2-core VM that is 1; on 32 cores, 2 and 4
- * ranks' SHM AllReduce of 4 MB went from 6.4 and 3.8 GB/s on one channel to
- * 25 with 8; over sockets 4 channels beat 8 (2 ranks, 4 MB: 8.9 against
- * 5.5 GB/s; docs/PERFORMANCE.md).
+ * MK_HOST_AUTO_CHANNELS.
  * Over shared memory a channel's thread gets two CPUs: its waits spin, and
  * one descheduled thread stalls its ring on every rank. With a thread on
  * every CPU (4 ranks x 8 channels on 32), 4-rank 4 MB runs fell to 2.5 to
  * 3.6 GB/s, most iterations taking 5x the fastest; with 4 channels none did
- * (docs/PERFORMANCE.md, eighth session). */
+ * (docs/PERFORMANCE.md, eighth session).
+ * Over sockets with helper threads a channel takes 4 (its connections'
+ * helpers, 2 each): on 32 cores 4 channels beat 8 (2 ranks, 4 MB: 8.9 against
+ * 5.5 GB/s).
+ * Over sockets moved by the executors themselves (one flow per peer, each
+ * channel in its proxy lane) a channel is one thread: every CPU of a rank's
+ * share but one, left to its proxy thread. 4 ranks at 1 MB on 16 cores: 3
+ * channels 4.3 to 4.6 GB/s against 2 or 4 channels' 3.5 to 3.8; on 32
+ * cores 5 to 7 channels 4.2 to 4.5 against 3.2 to 3.4 with helpers
+ * (docs/PERFORMANCE.md, nineteenth session). */
 #define MK_HOST_AUTO_CHANNELS 8
-static int dp_host_cpus_per_channel(int net) { return net ? 4 : 2; }
 
-int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int net) {
-  int64_t n = hostRanks > 0 ? cpus / hostRanks / dp_host_cpus_per_channel(net) : 0;
+int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int mode) {
+  int64_t share = hostRanks > 0 ? cpus / hostRanks : 0;
+  int64_t n = mode == DP_HOST_NET_EXECUTORS ? share - 1 : share / (mode == DP_HOST_NET_HELPERS ? 4 : 2);
   return n < 1 ? 1 : n > MK_HOST_AUTO_CHANNELS ? MK_HOST_AUTO_CHANNELS : n;
 }
 
 /* Every rank takes the minimum over all ranks, so all agree even where
  * hosts differ. */
 static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
-  int net = dp_host_net(comm);
+  int mode = dp_host_mode(comm);
   int64_t best = MK_HOST_AUTO_CHANNELS;
   for (int r = 0; r < comm->nRanks; r++) {
-    int64_t n = dp_host_channels_for(comm->peerInfo[r].cpus, comm_peer_host_ranks(comm, r), net);
+    int64_t n = dp_host_channels_for(comm->peerInfo[r].cpus, comm_peer_host_ranks(comm, r), mode);
     if (n < best) best = n;
   }
-  MK_INFO(NCCL_INIT,
-          "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host over the %d a channel "
-          "needs",
-          (long long)best, dp_host_cpus_per_channel(net));
+  static const char* const why[] = {"2 CPUs a channel (shared memory)", "4 CPUs a channel (sockets, helper threads)",
+                                    "a CPU a channel and one for the proxy (sockets moved by the executors)"};
+  MK_INFO(NCCL_INIT, "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host, %s",
+          (long long)best, why[mode]);
   return best;
 }
 
@@ -124,19 +136,28 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   int64_t p2p = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS");
   if (comm->cudaDev >= 0 && p2p == 0) p2p = dp_gpu_p2p_channels_for(comm->nRanks);
+  /* Host point-to-point over the network: a peer's channels share one net
+   * comm (NCCL_NET_SHARED_COMMS) that the proxy thread progresses, so a
+   * second channel only contends for it (4-rank Send/Recv of 4 and 16 MB on
+   * 16 cores: 3.4 and 3.3 GB/s on one, 2.5 and 2.1 on two;
+   * docs/PERFORMANCE.md, nineteenth session). */
+  if (comm->cudaDev < 0 && dp_host_net(comm) && param_source("MKCCL_P2P_NCHANNELS", NULL) == PARAM_FROM_DEFAULT)
+    p2p = 1;
   if (p2p < 1) p2p = 1;
   dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
   int gpu = comm->cudaDev >= 0;
-  /* Host rings over sockets want bigger steps per channel than over shared
-   * memory, counted per rank (what one ring step moves): on 32 cores, once
-   * net-socket's helpers poll before they sleep, a 1 MB AllReduce ran best
-   * on one channel with 4 ranks (3.39 and 3.88 GB/s; two: 1.48 and 1.74)
-   * and on two with 2 ranks (5.25 and 5.78; one: 3.55 and 3.95), one
-   * call, docs/PERFORMANCE.md. */
+  /* Host rings over sockets count a channel's bytes per rank (what one ring
+   * step moves). With helper threads they want big steps: on 32 cores a 1
+   * MB AllReduce ran best on one channel with 4 ranks (3.39 and 3.88 GB/s;
+   * two: 1.48 and 1.74), so 256 KB. Moved by the executors, 64 KB: 4 ranks
+   * at 1 MB on 4 channels 4.6 to 5.8 GB/s where 256 KB left them one (2.3
+   * to 2.4; docs/PERFORMANCE.md, nineteenth session). */
   int hostNet = dp_host_net(comm);
   dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
                                   : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"
                                             : "MKCCL_CHANNEL_MIN_BYTES");
+  if (!gpu && hostNet && dp->channelMinBytes == 0)
+    dp->channelMinBytes = dp_host_mode(comm) == DP_HOST_NET_EXECUTORS ? 65536 : 262144;
   dp->channelBytesPerRank = !gpu && hostNet;
   dp->gpuLLChannelBytes = param_int("MKCCL_GPU_LL_CHANNEL_BYTES");
   /* FLAT is no NCCL algorithm: where NCCL_ALGO or NCCL_PROTO says what may run, it does not. */

@@ -2,11 +2,58 @@
  * netName, else NCCL_NET, else the first that loads), then initialized with
  * this communicator's own context. No net plugin at all is fine for ranks of
  * one host; transports that need one then refuse to connect. */
+#include <stdint.h>
+
 #include "base/err.h"
+#include "base/param.h"
 #include "comm/comm.h"
 #include "plan/dp_net.h"
 #include "plugin/net.h"
 #include "profile/profile.h"
+
+int dp_host_net_flows(const struct ncclComm* comm) {
+  if (comm->cudaDev >= 0) return 0;
+  int64_t flows = param_int("MKCCL_HOST_NET_FLOWS_PER_PEER");
+  return flows > 0 && flows < INT32_MAX ? (int)flows : 0;
+}
+
+static ncclResult_t dp_net_set_flows(struct ncclComm* comm, const plugin_net_t* net, void* ctx, int flows) {
+  if (!net->net->setNetAttr) return ncclSuccess;
+  ncclNetAttr_v12_t attr = NCCL_NET_ATTR_INIT_V12;
+  if (flows > 0) {
+    attr.sendCommAttr.maxFlowsPerPeer = flows;
+    attr.recvCommAttr.maxFlowsPerPeer = flows;
+  }
+  ncclResult_t res = net->net->setNetAttr(ctx, &attr);
+  if (res != ncclSuccess)
+    return MK_FAIL(res, "Rank %d: net plugin %s refused setNetAttr (maxFlowsPerPeer %d): %d", comm->rank, net->name,
+                   flows, res);
+  return ncclSuccess;
+}
+
+/* A host communicator's executors make their channels' socket calls in
+ * their own proxy lanes, so it asks for one flow per peer: net-socket then
+ * opens no data socket and starts no helper thread, whose hand-offs cost
+ * more than they move on a host's loopback (docs/PERFORMANCE.md, nineteenth
+ * session). A plugin without setNetAttr, or one that ignores the hint,
+ * keeps its own layout. */
+ncclResult_t dp_net_hint(struct ncclComm* comm, const struct plugin_net* net, void* ctx) {
+  int flows = dp_host_net_flows(comm);
+  return flows > 0 ? dp_net_set_flows(comm, net, ctx, flows) : ncclSuccess;
+}
+
+ncclResult_t dp_net_p2p_begin(struct ncclComm* comm) {
+  const plugin_net_t* net = (const plugin_net_t*)comm->dp.netPlugin;
+  if (!net || dp_host_net_flows(comm) <= 0) return ncclSuccess;
+  int64_t p2p = param_int("MKCCL_NET_P2P_FLOWS_PER_PEER");
+  return dp_net_set_flows(comm, net, comm->dp.netContext, p2p > 0 && p2p < INT32_MAX ? (int)p2p : 0);
+}
+
+ncclResult_t dp_net_p2p_end(struct ncclComm* comm) {
+  const plugin_net_t* net = (const plugin_net_t*)comm->dp.netPlugin;
+  if (!net || dp_host_net_flows(comm) <= 0) return ncclSuccess;
+  return dp_net_hint(comm, net, comm->dp.netContext);
+}
 
 ncclResult_t dp_net_open(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
@@ -25,6 +72,12 @@ ncclResult_t dp_net_open(struct ncclComm* comm) {
   if (res != ncclSuccess) {
     plugin_net_release(net);
     return MK_FAIL(res, "Rank %d: net plugin %s init failed (%d)", comm->rank, net->name, res);
+  }
+  res = dp_net_hint(comm, net, ctx);
+  if (res != ncclSuccess) {
+    if (net->net->finalize) net->net->finalize(ctx);
+    plugin_net_release(net);
+    return res;
   }
   dp->netPlugin = (struct plugin_net*)net;
   dp->net = net->net;

@@ -13,6 +13,7 @@
 #include "device/common/p2p_part.h"
 #include "device/cuda/gpu_exec.h"
 #include "device/host/host_types.h"
+#include "plan/dp_net.h"
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
 #include "plan/plan_steps.h"
@@ -62,7 +63,13 @@ ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks) {
     }
   }
   free(seen);
-  ncclResult_t res = transport_connect(comm, reqs, n);
+  if (n == 0) return ncclSuccess;
+  ncclResult_t res = dp_net_p2p_begin(comm);
+  if (res == ncclSuccess) {
+    res = transport_connect(comm, reqs, n);
+    ncclResult_t back = dp_net_p2p_end(comm);
+    if (res == ncclSuccess) res = back;
+  }
   free(reqs);
   return res;
 }

@@ -2,7 +2,7 @@
  * (MKCCL_PROXY_LANES of them), others lane 0; ops of two lanes progress at
  * the same time, one on the proxy thread and one on a helping caller, where
  * one lane would run them one after the other. Run with MKCCL_PROXY_LANES
- * unset (0), 8 and 3. */
+ * unset (8), 0 and 3. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -36,7 +36,7 @@ static ncclResult_t meet_progress(void* tctx, mkcclProxyOp_v1* op) {
 
 int main(void) {
   const char* env = getenv("MKCCL_PROXY_LANES");
-  int lanes = env ? atoi(env) : 0;
+  int lanes = env ? atoi(env) : 8;
   /* The mapping: lane 0 unless the connection allows a lane of its own. */
   for (int c = 0; c < 20; c++) {
     CHECK_EQ_INT(proxy_lane_for(c, 0), 0);
