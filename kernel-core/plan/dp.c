@@ -150,8 +150,8 @@ static void dp_read_plan_params(struct ncclComm* comm) {
    * step moves). With helper threads they want big steps: on 32 cores a 1
    * MB AllReduce ran best on one channel with 4 ranks (3.39 and 3.88 GB/s;
    * two: 1.48 and 1.74), so 256 KB. Moved by the executors, 64 KB: 4 ranks
-   * at 1 MB on 4 channels 4.6 to 5.8 GB/s where 256 KB left them one (2.3
-   * to 2.4; docs/PERFORMANCE.md, nineteenth session). */
+   * at 1 MB on 4 channels 4.6 to 5.8 GB/s where 256 KB left them one (2.2
+   * to 2.3; docs/PERFORMANCE.md, nineteenth session). */
   int hostNet = dp_host_net(comm);
   dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
                                   : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"
