@@ -132,20 +132,24 @@ static int dp_channel_count(struct ncclComm* comm) {
  * channels hold 768 MB of buffers at most. More peers each hold 16. */
 int dp_gpu_p2p_channels_for(int nRanks) { return nRanks <= 4 ? 64 : 16; }
 
+/* Host point-to-point over the network: a peer's channels share one net
+ * comm (NCCL_NET_SHARED_COMMS) that the proxy thread progresses, so a second
+ * channel only contends for it (4-rank Send/Recv of 4 and 16 MB on 16 cores:
+ * 3.4 and 3.3 GB/s on one, 2.5 and 2.1 on two; docs/PERFORMANCE.md,
+ * nineteenth session). */
+int dp_p2p_channels_for(int64_t p2p, int userSet, int gpu, int hostNet, int nRanks, int nChannels) {
+  if (gpu && p2p == 0) p2p = dp_gpu_p2p_channels_for(nRanks);
+  if (!gpu && hostNet && !userSet) p2p = 1;
+  if (p2p < 1) p2p = 1;
+  return p2p < nChannels ? (int)p2p : nChannels;
+}
+
 static void dp_read_plan_params(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  int64_t p2p = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS");
-  if (comm->cudaDev >= 0 && p2p == 0) p2p = dp_gpu_p2p_channels_for(comm->nRanks);
-  /* Host point-to-point over the network: a peer's channels share one net
-   * comm (NCCL_NET_SHARED_COMMS) that the proxy thread progresses, so a
-   * second channel only contends for it (4-rank Send/Recv of 4 and 16 MB on
-   * 16 cores: 3.4 and 3.3 GB/s on one, 2.5 and 2.1 on two;
-   * docs/PERFORMANCE.md, nineteenth session). */
-  if (comm->cudaDev < 0 && dp_host_net(comm) && param_source("MKCCL_P2P_NCHANNELS", NULL) == PARAM_FROM_DEFAULT)
-    p2p = 1;
-  if (p2p < 1) p2p = 1;
-  dp->p2pChannels = p2p < dp->nChannels ? (int)p2p : dp->nChannels;
   int gpu = comm->cudaDev >= 0;
+  const char* p2pName = gpu ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS";
+  dp->p2pChannels = dp_p2p_channels_for(param_int(p2pName), param_source(p2pName, NULL) != PARAM_FROM_DEFAULT, gpu,
+                                        dp_host_net(comm), comm->nRanks, dp->nChannels);
   /* Host rings over sockets count a channel's bytes per rank (what one ring
    * step moves). With helper threads they want big steps: on 32 cores a 1
    * MB AllReduce ran best on one channel with 4 ranks (3.39 and 3.88 GB/s;

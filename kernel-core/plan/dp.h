@@ -79,6 +79,12 @@ int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int mode);
  * of each peer used holds an NCCL_BUFFSIZE buffer). */
 int dp_gpu_p2p_channels_for(int nRanks);
 
+/* Channels a point-to-point transfer is split over, of a communicator's
+ * nChannels: `p2p` is MKCCL_[GPU_]P2P_NCHANNELS (`userSet`: not its
+ * default); a GPU's 0 is dp_gpu_p2p_channels_for; a host communicator over
+ * the network takes 1 unless the user set it. */
+int dp_p2p_channels_for(int64_t p2p, int userSet, int gpu, int hostNet, int nRanks, int nChannels);
+
 /* Connection buffer bytes: NCCL_BUFFSIZE (ncclBuff), or for a host
  * communicator over shared memory that runs one channel on hosts with a CPU
  * per rank, unless the user set NCCL_BUFFSIZE, MKCCL_HOST_SHM_BUFFSIZE

@@ -34,6 +34,17 @@ int main(void) {
   CHECK_EQ_INT(dp_gpu_p2p_channels_for(4), 64);
   CHECK_EQ_INT(dp_gpu_p2p_channels_for(5), 16);
   CHECK_EQ_INT(dp_gpu_p2p_channels_for(8), 16);
+  /* A point-to-point transfer's channels: the setting (2) of the comm's, a
+   * GPU's 0 by rank count, and one for a host communicator over the network
+   * unless the user set it. */
+  CHECK_EQ_INT(dp_p2p_channels_for(2, 0, 0, 0, 4, 4), 2);
+  CHECK_EQ_INT(dp_p2p_channels_for(2, 0, 0, 0, 4, 1), 1);
+  CHECK_EQ_INT(dp_p2p_channels_for(2, 0, 0, 1, 4, 3), 1);
+  CHECK_EQ_INT(dp_p2p_channels_for(3, 1, 0, 1, 4, 3), 3);
+  CHECK_EQ_INT(dp_p2p_channels_for(2, 1, 0, 1, 4, 3), 2);
+  CHECK_EQ_INT(dp_p2p_channels_for(0, 0, 1, 0, 4, 64), 64);
+  CHECK_EQ_INT(dp_p2p_channels_for(0, 0, 1, 0, 8, 64), 16);
+  CHECK_EQ_INT(dp_p2p_channels_for(0, 1, 0, 0, 4, 4), 1);
   /* Connection buffers: NCCL_BUFFSIZE, except a host communicator over
    * shared memory on one channel with a CPU per rank, unless the user set
    * NCCL_BUFFSIZE. */
