@@ -158,10 +158,10 @@ void* profile_proxy_op_start_(profile_comm_t* pc, void* parent, int channelId, i
 
 void* profile_proxy_op_start_at_(profile_comm_t* pc, void* parent, int channelId, int peer, int nSteps, int chunkSize,
                                  int isSend, profile_clock_t* clk) {
-  static pid_t pid;
-  if (!pid) pid = getpid();
   DESCR(d, ncclProfileProxyOp, parent);
-  d.proxyOp.pid = pid;
+  /* Asked each time, not cached: ops start on several threads at once (the
+   * executors' proxy lanes), and a cached value would outlive a fork. */
+  d.proxyOp.pid = getpid();
   d.proxyOp.channelId = (uint8_t)channelId;
   d.proxyOp.peer = peer;
   d.proxyOp.nSteps = nSteps;

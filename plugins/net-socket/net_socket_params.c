@@ -45,9 +45,15 @@ static void net_socket_params_bind(const mkcclServices_v1* services) {
 int64_t net_socket_param_int(const char* name) { return plugin_param_int(&net_socket_params, name); }
 
 int net_socket_trace(void) {
-  static int trace = -1; /* read once: it is asked on every request */
-  if (trace < 0) trace = net_socket_param_int(NET_SOCKET_PARAM_TRACE) != 0;
-  return trace;
+  /* Read once: it is asked on every request, by every thread that makes
+   * them (the host executors' proxy lanes too), hence atomic. */
+  static int trace = -1;
+  int t = __atomic_load_n(&trace, __ATOMIC_RELAXED);
+  if (t < 0) {
+    t = net_socket_param_int(NET_SOCKET_PARAM_TRACE) != 0;
+    __atomic_store_n(&trace, t, __ATOMIC_RELAXED);
+  }
+  return t;
 }
 
 const char* net_socket_param_str(const char* name) {
