@@ -146,17 +146,16 @@ int dp_p2p_channels_for(int64_t p2p, int userSet, int gpu, int hostNet, int nRan
 
 static void dp_read_plan_params(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  int gpu = comm->cudaDev >= 0;
+  int gpu = comm->cudaDev >= 0, hostNet = dp_host_net(comm);
   const char* p2pName = gpu ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS";
   dp->p2pChannels = dp_p2p_channels_for(param_int(p2pName), param_source(p2pName, NULL) != PARAM_FROM_DEFAULT, gpu,
-                                        dp_host_net(comm), comm->nRanks, dp->nChannels);
+                                        hostNet, comm->nRanks, dp->nChannels);
   /* Host rings over sockets count a channel's bytes per rank (what one ring
    * step moves). With helper threads they want big steps: on 32 cores a 1
    * MB AllReduce ran best on one channel with 4 ranks (3.39 and 3.88 GB/s;
    * two: 1.48 and 1.74), so 256 KB. Moved by the executors, 64 KB: 4 ranks
    * at 1 MB on 4 channels 4.6 to 5.8 GB/s where 256 KB left them one (2.2
    * to 2.3; docs/PERFORMANCE.md, nineteenth session). */
-  int hostNet = dp_host_net(comm);
   dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
                                   : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"
                                             : "MKCCL_CHANNEL_MIN_BYTES");
