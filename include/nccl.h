@@ -238,6 +238,66 @@ MKCCL_DECLARE(ncclResult_t, GroupStart, void);
 MKCCL_DECLARE(ncclResult_t, GroupEnd, void);
 MKCCL_DECLARE(ncclResult_t, GroupSimulateEnd, ncclSimInfo_t* simInfo);
 
+/* ---- NCCL 2.29 and 2.30 ----------------------------------------------------------------------
+ * Declared with NCCL 2.30's signatures so that programs built against a newer
+ * nccl.h find every function here; the header otherwise stays at 2.28's level
+ * (version, result codes, ncclConfig_t). The README's status table says which
+ * of these are implemented: the others return ncclInvalidUsage, and
+ * ncclGetLastError names the function. */
+
+/* Communicators that grow, and that give back their memory for a while. */
+#define NCCL_SUSPEND_MEM 0x01
+
+typedef enum {
+  ncclStatGpuMemSuspend = 0,   /* bytes of GPU memory that suspending would release */
+  ncclStatGpuMemSuspended = 1, /* 1 while suspended, else 0 */
+  ncclStatGpuMemPersist = 2,   /* bytes that stay while suspended */
+  ncclStatGpuMemTotal = 3      /* all GPU memory the communicator holds */
+} ncclCommMemStat_t;
+
+MKCCL_DECLARE(ncclResult_t, CommGetUniqueId, ncclComm_t comm, ncclUniqueId* uniqueId);
+MKCCL_DECLARE(ncclResult_t, CommGrow, ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+              ncclComm_t* newcomm, ncclConfig_t* config);
+MKCCL_DECLARE(ncclResult_t, CommSuspend, ncclComm_t comm, int flags);
+MKCCL_DECLARE(ncclResult_t, CommResume, ncclComm_t comm);
+MKCCL_DECLARE(ncclResult_t, CommMemStats, ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
+MKCCL_DECLARE(ncclResult_t, WinGetUserPtr, ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
+
+/* One-sided operations on windows. */
+typedef struct {
+  int opCnt;  /* signals to wait for */
+  int peer;   /* from this rank */
+  int sigIdx; /* on this signal */
+  int ctx;    /* in this context */
+} ncclWaitSignalDesc_t;
+
+MKCCL_DECLARE(ncclResult_t, PutSignal, const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
+              ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+              cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, Signal, int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+              cudaStream_t stream);
+MKCCL_DECLARE(ncclResult_t, WaitSignal, int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm,
+              cudaStream_t stream);
+
+/* Parameters by name: a handle read as a typed value or a string, or a
+ * string by key. */
+typedef struct ncclParamHandle* ncclParamHandle_t;
+
+MKCCL_DECLARE(ncclResult_t, ParamBind, ncclParamHandle_t* out, const char* key);
+MKCCL_DECLARE(ncclResult_t, ParamGetI8, ncclParamHandle_t h, int8_t* out);
+MKCCL_DECLARE(ncclResult_t, ParamGetI16, ncclParamHandle_t h, int16_t* out);
+MKCCL_DECLARE(ncclResult_t, ParamGetI32, ncclParamHandle_t h, int32_t* out);
+MKCCL_DECLARE(ncclResult_t, ParamGetI64, ncclParamHandle_t h, int64_t* out);
+MKCCL_DECLARE(ncclResult_t, ParamGetU8, ncclParamHandle_t h, uint8_t* out);
+MKCCL_DECLARE(ncclResult_t, ParamGetU16, ncclParamHandle_t h, uint16_t* out);
+MKCCL_DECLARE(ncclResult_t, ParamGetU32, ncclParamHandle_t h, uint32_t* out);
+MKCCL_DECLARE(ncclResult_t, ParamGetU64, ncclParamHandle_t h, uint64_t* out);
+MKCCL_DECLARE(ncclResult_t, ParamGetStr, ncclParamHandle_t h, const char** out);
+MKCCL_DECLARE(ncclResult_t, ParamGet, ncclParamHandle_t h, void* out, int maxLen, int* len);
+MKCCL_DECLARE(ncclResult_t, ParamGetParameter, const char* key, const char** value, int* valueLen);
+MKCCL_DECLARE(ncclResult_t, ParamGetAllParameterKeys, const char*** table, int* tableLen);
+MKCCL_DECLARE(void, ParamDumpAll, void);
+
 #undef MKCCL_DECLARE
 
 #ifdef __cplusplus

@@ -11,4 +11,8 @@
   __attribute__((visibility("default"), weak, alias("pnccl" #name))) ret nccl##name(__VA_ARGS__); \
   ret pnccl##name(__VA_ARGS__)
 
+/* A public function mkccl exports but does not implement yet: ncclInvalidUsage,
+ * with a last-error text that names it and what it belongs to. */
+ncclResult_t api_not_implemented(const char* fn, const char* what);
+
 #endif

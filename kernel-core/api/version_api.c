@@ -30,3 +30,8 @@ MK_API(const char*, GetLastError, ncclComm_t comm) {
 }
 
 MK_API(void, ResetDebugInit, void) { log_reset(); }
+
+/* NCCL's undeprecated name for the same reset; like NCCL's, it has no
+ * pnccl twin. */
+__attribute__((visibility("default"))) void ncclResetDebugInitInternal(void);
+void ncclResetDebugInitInternal(void) { log_reset(); }

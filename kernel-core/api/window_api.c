@@ -47,6 +47,12 @@ static ncclResult_t window_agree(struct ncclComm* comm, size_t size, int flags, 
   return res;
 }
 
+static ncclResult_t window_check(const struct ncclComm* comm, const struct ncclWindow_vidmem* win, const char* fn) {
+  if (!win || win->magic != WINDOW_MAGIC || win->comm != comm)
+    return MK_FAIL(ncclInvalidArgument, "%s: window %p was not registered with this communicator", fn, (const void*)win);
+  return ncclSuccess;
+}
+
 MK_API(ncclResult_t, CommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
   const char* fn = "ncclCommWindowRegister";
   MK_CHECK(comm_check_usable(comm, fn));
@@ -71,9 +77,17 @@ MK_API(ncclResult_t, CommWindowRegister, ncclComm_t comm, void* buff, size_t siz
 MK_API(ncclResult_t, CommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
   const char* fn = "ncclCommWindowDeregister";
   MK_CHECK(comm_check(comm, fn));
-  if (!win || win->magic != WINDOW_MAGIC || win->comm != comm)
-    return MK_FAIL(ncclInvalidArgument, "%s: window %p was not registered with this communicator", fn, (void*)win);
+  MK_CHECK(window_check(comm, win, fn));
   win->magic = 0;
   free(win);
+  return ncclSuccess;
+}
+
+MK_API(ncclResult_t, WinGetUserPtr, ncclComm_t comm, ncclWindow_t win, void** outUserPtr) {
+  const char* fn = "ncclWinGetUserPtr";
+  MK_CHECK(comm_check(comm, fn));
+  if (!outUserPtr) return MK_FAIL(ncclInvalidArgument, "%s: outUserPtr is NULL", fn);
+  MK_CHECK(window_check(comm, win, fn));
+  *outUserPtr = win->buff;
   return ncclSuccess;
 }
