@@ -116,6 +116,9 @@ static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
 static int dp_channel_count(struct ncclComm* comm) {
   int64_t n = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_NCHANNELS" : "MKCCL_HOST_NCHANNELS");
   if (n == 0) n = comm->cudaDev >= 0 ? dp_gpu_channels_auto(comm) : dp_host_channels_auto(comm);
+  /* ncclConfig_t's minCTAs/maxCTAs (NCCL_MIN_CTAS/NCCL_MAX_CTAS), then the older NCCL_[MIN|MAX]_NCHANNELS. */
+  if (comm->config.minCTAs != NCCL_CONFIG_UNDEF_INT && n < comm->config.minCTAs) n = comm->config.minCTAs;
+  if (comm->config.maxCTAs != NCCL_CONFIG_UNDEF_INT && n > comm->config.maxCTAs) n = comm->config.maxCTAs;
   int64_t lo = param_int("NCCL_MIN_NCHANNELS"), hi = param_int("NCCL_MAX_NCHANNELS");
   if (lo > 0 && n < lo) n = lo;
   if (hi > 0 && n > hi) n = hi;
