@@ -37,6 +37,10 @@ enum {
 };
 
 #define MK_WORK_IN_PLACE 0x1
+/* `scalar` holds the address of the PREMULSUM operand (ncclScalarDevice:
+ * device memory on a GPU communicator), which the executor reads when the
+ * item runs, at every replay of a captured graph too. */
+#define MK_WORK_SCALAR_PTR 0x2
 
 /* Bytes of an ncclDataType_t element (0 for an invalid type). */
 #if defined(__CUDACC__)

@@ -10,7 +10,6 @@
 #include "transport/mkccl_transport_v1.h"
 
 #define MK_DEV_MAX_CHANNELS 64
-#define MK_DEV_MAX_RANKS 64
 
 typedef struct {
   char* buff;                 /* Simple protocol step buffers */
@@ -37,7 +36,7 @@ enum { MK_DEV_COLL_SEND, MK_DEV_COLL_RECV, MK_DEV_P2P_SEND, MK_DEV_P2P_RECV, MK_
 typedef struct {
   int32_t ringPrev, ringNext, ringIndex;
   int32_t pad;
-  int32_t ringRanks[MK_DEV_MAX_RANKS];
+  const int32_t* ringRanks; /* [nRanks] (device memory): ranks in ring order */
   /* [MK_DEV_CONN_KINDS][nRanks] (device memory): sized by the communicator,
    * so a small one's device state stays small (a table of 64 peers for
    * every channel made the GPU memory left after init/destroy cycles drift,

@@ -45,6 +45,8 @@ struct gpu_exec {
   mk_dev_conn_t* devConns;  /* every channel's connection table (device memory) */
   mk_dev_conn_t* hostConns; /* ... and its host copy, same layout */
   size_t connsBytes;
+  int32_t* devRingRanks;    /* every channel's ring order, [MK_DEV_MAX_CHANNELS][nRanks], after devConns */
+  int32_t* hostRingRanks;   /* ... and its host copy */
   uint8_t* synced;          /* per connection of devConns: copied there */
   uint8_t ringSynced[MK_DEV_MAX_CHANNELS]; /* ring description copied */
   uint64_t syncedGen;                      /* comm->dp.connGen at the last full sync (+1: none yet) */
@@ -76,6 +78,7 @@ struct gpu_exec {
   cu_stream_t diagStream;
   uint64_t* diagBuf; /* pinned: read-back of channel 0's connections */
   gpu_graph_work_t* graphWork; /* work items of captured launches, for the graphs' replays */
+  cu_event_t joinEvent;        /* orders the streams of one group (gpu_exec_stream_join), made on first use */
   uint64_t* trace;             /* MKCCL_GPU_TRACE: the kernels' slice events (device memory), or NULL */
 };
 
@@ -429,20 +432,25 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   /* Every channel's connections, kind by kind, peer by peer. */
   size_t nConns = (size_t)MK_DEV_MAX_CHANNELS * MK_DEV_CONN_KINDS * (size_t)comm->nRanks;
   ex->connsBytes = nConns * sizeof(mk_dev_conn_t);
+  size_t nRing = (size_t)MK_DEV_MAX_CHANNELS * (size_t)comm->nRanks;
   cu_deviceptr_t dc;
-  if ((r = g->mem_alloc(&dc, ex->connsBytes)) != CUDA_DRV_SUCCESS) {
+  if ((r = g->mem_alloc(&dc, ex->connsBytes + nRing * sizeof(int32_t))) != CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemAlloc (device connections)", r);
     goto fail_host;
   }
   ex->devConns = (mk_dev_conn_t*)(uintptr_t)dc;
+  ex->devRingRanks = (int32_t*)((char*)ex->devConns + ex->connsBytes);
   ex->hostConns = calloc(nConns, sizeof(mk_dev_conn_t));
+  ex->hostRingRanks = calloc(nRing, sizeof(int32_t));
   ex->synced = calloc(nConns, 1);
-  if (!ex->hostConns || !ex->synced) {
+  if (!ex->hostConns || !ex->synced || !ex->hostRingRanks) {
     res = MK_FAIL(ncclSystemError, "out of memory");
     goto fail_conns;
   }
-  for (int c = 0; c < MK_DEV_MAX_CHANNELS; c++)
+  for (int c = 0; c < MK_DEV_MAX_CHANNELS; c++) {
     ex->hostComm->channels[c].conns = ex->devConns + (size_t)c * MK_DEV_CONN_KINDS * (size_t)comm->nRanks;
+    ex->hostComm->channels[c].ringRanks = ex->devRingRanks + (size_t)c * (size_t)comm->nRanks;
+  }
   if ((r = g->mem_host_alloc((void**)&ex->fifoBuf, fifoBytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)) !=
       CUDA_DRV_SUCCESS) {
     res = CU_FAIL("cuMemHostAlloc (work FIFO)", r);
@@ -533,6 +541,7 @@ fail_fifo:
   g->mem_free_host(ex->fifoBuf);
 fail_conns:
   free(ex->synced);
+  free(ex->hostRingRanks);
   free(ex->hostConns);
   g->mem_free((cu_deviceptr_t)(uintptr_t)ex->devConns);
 fail_host:
@@ -560,6 +569,7 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
     g->event_synchronize(ex->events[i].event);
     g->event_destroy(ex->events[i].event);
   }
+  if (ex->joinEvent) g->event_destroy(ex->joinEvent);
   if (ex->diagPost) g->event_destroy(ex->diagPost);
   if (ex->diagPre) g->event_destroy(ex->diagPre);
   if (ex->diagStream) g->stream_destroy(ex->diagStream);
@@ -578,6 +588,7 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
   g->mem_free_host((void*)ex->status);
   g->mem_free_host(ex->fifoBuf);
   free(ex->synced);
+  free(ex->hostRingRanks);
   free(ex->hostConns);
   g->mem_free((cu_deviceptr_t)(uintptr_t)ex->devConns);
   free(ex->hostComm);
@@ -635,8 +646,6 @@ static ncclResult_t gpu_conn_sync(gpu_exec_t* ex, uint8_t* synced, mk_dev_conn_t
 }
 
 ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* launchStream, int wait) {
-  if (comm->nRanks > MK_DEV_MAX_RANKS)
-    return MK_FAIL(ncclInvalidUsage, "GPU communicators are limited to %d ranks in this build", MK_DEV_MAX_RANKS);
   /* No connection made since the last sync: nothing new to copy (the walk
    * over 64 channels x peers x 4 kinds would cost every launch). */
   if (ex->syncedGen == comm->dp.connGen + 1) return ncclSuccess;
@@ -652,7 +661,9 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
       h->ringPrev = ch->ring.prev;
       h->ringNext = ch->ring.next;
       h->ringIndex = ch->ring.index;
-      for (int r = 0; r < comm->nRanks; r++) h->ringRanks[r] = ch->ring.userRanks[r];
+      int32_t* order = ex->hostRingRanks + (size_t)c * (size_t)comm->nRanks;
+      for (int r = 0; r < comm->nRanks; r++) order[r] = ch->ring.userRanks[r];
+      MK_CHECK(gpu_copy_in(ex, (void*)h->ringRanks, order, (size_t)comm->nRanks * sizeof(int32_t), stream));
       MK_CHECK(gpu_copy_in(ex, d, h, sizeof(*h), stream));
       ex->ringSynced[c] = 1;
     }
@@ -777,6 +788,21 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
 ncclResult_t gpu_exec_host_call(gpu_exec_t* ex, void* stream, void (*fn)(void*), void* arg) {
   cu_result_t r = ex->g->launch_host_func((cu_stream_t)stream, fn, arg);
   if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuLaunchHostFunc", r);
+  return ncclSuccess;
+}
+
+/* One event serves every join: a wait takes the record made before it. */
+ncclResult_t gpu_exec_stream_join(gpu_exec_t* ex, void* waiter, void* waited) {
+  const cuda_gpu_t* g = ex->g;
+  cu_result_t r;
+  if (!ex->joinEvent && (r = g->event_create(&ex->joinEvent, CU_EVENT_DISABLE_TIMING)) != CUDA_DRV_SUCCESS) {
+    ex->joinEvent = NULL;
+    return CU_FAIL("cuEventCreate (joining a group's streams)", r);
+  }
+  if ((r = g->event_record(ex->joinEvent, (cu_stream_t)waited)) != CUDA_DRV_SUCCESS)
+    return CU_FAIL("cuEventRecord (joining a group's streams)", r);
+  if ((r = g->stream_wait_event((cu_stream_t)waiter, ex->joinEvent, 0)) != CUDA_DRV_SUCCESS)
+    return CU_FAIL("cuStreamWaitEvent (joining a group's streams)", r);
   return ncclSuccess;
 }
 

@@ -49,6 +49,10 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
  * not call CUDA. */
 ncclResult_t gpu_exec_host_call(gpu_exec_t* ex, void* stream, void (*fn)(void*), void* arg);
 
+/* Work queued on `waiter` from now on runs after what `waited` holds now
+ * (the streams of one group: captured alike, it becomes a graph edge). */
+ncclResult_t gpu_exec_stream_join(gpu_exec_t* ex, void* waiter, void* waited);
+
 /* Copy `bytes` from src to dst on `stream` (a one-rank collective, a
  * Send/Recv to itself). */
 ncclResult_t gpu_exec_copy(gpu_exec_t* ex, void* dst, const void* src, size_t bytes, void* stream);

@@ -637,6 +637,17 @@ static __device__ __noinline__ void mk_run_tree(mk_dev_comm_t* comm, mk_dev_chan
   coll_tree_run(p, w, &t);
 }
 
+/* A device-resident PreMulSum operand's bits, read as the item runs (so a
+ * replayed graph reads the value of its replay). */
+static __device__ __forceinline__ uint64_t mk_scalar_load(const void* p, int ts) {
+  switch (ts) {
+    case 1: return *(const volatile uint8_t*)p;
+    case 2: return *(const volatile uint16_t*)p;
+    case 4: return *(const volatile uint32_t*)p;
+    default: return *(const volatile uint64_t*)p;
+  }
+}
+
 /* The primitives' state for item w on `channel`, common to both kernels. */
 static __device__ __forceinline__ void mk_prims_setup(mk_prims& p, mk_dev_comm_t* comm, const mk_work_t* w, int channel,
                                                       int* aborted, char* scratch, mk_conn_slots* slots,
@@ -652,8 +663,8 @@ static __device__ __forceinline__ void mk_prims_setup(mk_prims& p, mk_dev_comm_t
   p.sliceSteps = sliceSteps;
   p.type = w->type;
   p.op = w->op;
-  p.scalar = w->scalar;
   p.ts = w->coll == MK_COLL_SENDRECV ? 1 : mk_type_size(w->type);
+  p.scalar = (w->flags & MK_WORK_SCALAR_PTR) ? mk_scalar_load((const void*)(uintptr_t)w->scalar, p.ts) : w->scalar;
   p.abortFlag = comm->abortFlag;
   p.timeoutNs = comm->timeoutNs;
   p.aborted = aborted;

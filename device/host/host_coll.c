@@ -192,7 +192,9 @@ static void host_coll_prims_set(host_prims_t* p, const mk_work_t* w, volatile ui
   mk_coll_shape(w->coll, w->algo, &chunkSteps, &sliceSteps);
   p->shape.chunkSteps = chunkSteps; /* stepSize is the attach's */
   p->shape.sliceSteps = sliceSteps;
-  p->redop = (host_redop_t){.type = w->type, .op = w->op, .scalar = w->scalar};
+  uint64_t scalar = (w->flags & MK_WORK_SCALAR_PTR) ? host_scalar_load((const void*)(uintptr_t)w->scalar, w->type)
+                                                    : w->scalar;
+  p->redop = (host_redop_t){.type = w->type, .op = w->op, .scalar = scalar};
   p->typeSize = host_type_size((ncclDataType_t)w->type);
   p->abortFlag = abortFlag;
   p->store = store;

@@ -39,7 +39,8 @@ static int plan_channels(struct ncclComm* comm, size_t bytes) {
 
 /* A communicator of one: the result is the input (reduced with itself). */
 static void plan_local(const plan_task_t* t) {
-  host_redop_t r = {(int)t->type, t->op, t->scalar};
+  host_redop_t r = {(int)t->type, t->op, t->scalarPtr ? host_scalar_load((const void*)(uintptr_t)t->scalar, t->type)
+                                                      : t->scalar};
   if (t->count == 0) return;
   host_reduce_copy(&r, t->recvbuff, NULL, NULL, t->sendbuff, t->count, 1);
 }
@@ -155,6 +156,7 @@ void plan_coll_work(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w) {
   w->type = (uint8_t)t->type;
   w->op = (uint8_t)t->op;
   w->scalar = t->scalar;
+  if (t->scalarPtr) w->flags |= MK_WORK_SCALAR_PTR;
   w->root = t->root;
   w->count = t->count;
   w->sendbuff = t->sendbuff;
@@ -223,13 +225,19 @@ ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res) {
                                          : "aborted (ncclCommAbort, a failed peer, or MKCCL_TIMEOUT)");
 }
 
-/* All tasks of a communicator in a group share one stream (GPU). */
-static ncclResult_t plan_stream(plan_task_list_t* tasks, void** stream) {
-  *stream = tasks->head ? tasks->head->stream : NULL;
-  for (plan_task_t* t = tasks->head; t; t = t->next)
-    if (t->stream != *stream)
-      return MK_FAIL(ncclInvalidUsage,
-                     "operations of one communicator in one group use different streams (not supported yet)");
+/* A group's tasks may come on several streams, as in NCCL: the first task's
+ * stream runs the group's work, after what every other stream holds, and
+ * every other stream's later work waits for it (GPU; a host communicator
+ * runs the work on return). `after`: the second join, once launched. */
+static ncclResult_t plan_streams_join(struct ncclComm* comm, plan_task_list_t* tasks, void* launch, int after) {
+  for (plan_task_t* t = tasks->head; t; t = t->next) {
+    if (t->stream == launch) continue;
+    int seen = 0;
+    for (plan_task_t* u = tasks->head; u != t && !seen; u = u->next) seen = u->stream == t->stream;
+    if (seen) continue;
+    if (after) MK_CHECK(gpu_exec_stream_join(comm->dp.gpuExec, t->stream, launch));
+    else MK_CHECK(gpu_exec_stream_join(comm->dp.gpuExec, launch, t->stream));
+  }
   return ncclSuccess;
 }
 
@@ -240,8 +248,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   mk_work_t local[8];
   mk_work_t* works = NULL;
   int nWorks = 0, gpu = comm->cudaDev >= 0;
-  void* stream = NULL;
-  MK_CHECK(plan_stream(tasks, &stream));
+  void* stream = tasks->head ? tasks->head->stream : NULL;
   /* GPU: work in the comm's device context, and give the caller's back. */
   void* callerCtx = NULL;
   if (gpu) {
@@ -255,6 +262,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   pp.captured = capturing;
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
+  if (gpu) MK_CHECK_GOTO(plan_streams_join(comm, tasks, stream, 0), res, out);
   pp.profGroup = plan_profile_group_start(comm);
   /* Few items (the usual case) are planned on the stack. */
   size_t nMax = (size_t)tasks->n + (size_t)comm->nRanks + 1;
@@ -277,7 +285,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
     }
     /* One GPU rank: a copy on the stream (nothing in place), as NCCL does,
      * unless a PreMulSum scalar has to be applied by the kernel. */
-    if (comm->nRanks == 1 && plan_redop_is_identity(t->op, t->type, t->scalar)) {
+    if (comm->nRanks == 1 && !t->scalarPtr && plan_redop_is_identity(t->op, t->type, t->scalar)) {
       if (t->sendbuff != t->recvbuff)
         MK_CHECK_GOTO(gpu_exec_copy(comm->dp.gpuExec, t->recvbuff, t->sendbuff, t->count * host_type_size(t->type),
                                     stream), res, out);
@@ -300,6 +308,9 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   profile_event_stop(&comm->profile, launch);
   if (res != ncclSuccess) res = plan_exec_failed(comm, res);
 out:
+  /* The other streams wait for whatever went on the launch stream (copies of
+   * a one-rank communicator too). */
+  if (gpu && res == ncclSuccess) res = plan_streams_join(comm, tasks, stream, 1);
   plan_profile_stop(comm, works, nWorks, pp.profGroup);
   plan_proxy_discard(&pp);
   if (works != local) free(works);

@@ -36,8 +36,9 @@ static int redop_is_float(ncclDataType_t type) {
 }
 
 ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
-                                int* mkOp, uint64_t* scalar) {
+                                int* mkOp, uint64_t* scalar, int* scalarPtr) {
   *scalar = 0;
+  *scalarPtr = 0;
   switch (op) {
     case ncclSum: *mkOp = MK_OP_SUM; return ncclSuccess;
     case ncclProd: *mkOp = MK_OP_PROD; return ncclSuccess;
@@ -61,13 +62,12 @@ ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp
     return MK_FAIL(ncclInvalidArgument, "%s: reduction operator %d was created for type %d, used with type %d", fn,
                    (int)op, (int)comm->redOps[slot].type, (int)type);
   *mkOp = MK_OP_PREMULSUM;
-  uint64_t bits = 0;
-  size_t ts = host_type_size(type);
-  /* Device-resident scalars are read when the collective runs: here, since
-   * host collectives run now. */
-  memcpy(&bits, comm->redOps[slot].residence == ncclScalarDevice ? comm->redOps[slot].devPtr : &comm->redOps[slot].bits,
-         ts);
-  *scalar = bits;
+  if (comm->redOps[slot].residence == ncclScalarDevice) {
+    *scalar = (uint64_t)(uintptr_t)comm->redOps[slot].devPtr;
+    *scalarPtr = 1;
+  } else {
+    *scalar = comm->redOps[slot].bits;
+  }
   return ncclSuccess;
 }
 

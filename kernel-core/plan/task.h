@@ -28,7 +28,8 @@ typedef struct plan_task {
   size_t count;           /* elements, as the API defines it per call */
   ncclDataType_t type;
   int op;                 /* MK_OP_* */
-  uint64_t scalar;        /* operand of PREMULSUM / SUMPOSTDIV */
+  uint64_t scalar;        /* operand of PREMULSUM / SUMPOSTDIV, or its address (scalarPtr) */
+  int scalarPtr;          /* scalar is the address of an ncclScalarDevice operand, read when the work runs */
   int root;               /* rooted collectives */
   int peer;               /* send/recv */
   void* stream;           /* cudaStream_t of the call (GPU communicators) */
@@ -80,9 +81,10 @@ ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res);
 ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran);
 
 /* User reduction operators: turn an ncclRedOp_t into the executor's op
- * (fn: the API call, named in errors). */
+ * (fn: the API call, named in errors). A device-resident PreMulSum scalar
+ * comes back as its address (*scalarPtr 1), read when the work runs. */
 ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
-                                int* mkOp, uint64_t* scalar);
+                                int* mkOp, uint64_t* scalar, int* scalarPtr);
 
 /* Whether the op, applied over one rank, leaves the data as it is (a
  * one-rank collective is then a copy). */
