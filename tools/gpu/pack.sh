@@ -11,7 +11,7 @@ cp -a build/lib/mkccl .carry/lib/
 # Test-only plugins (the host suite's tuners and profilers) stay here: the
 # GPU check loads none of them, and the carry is limited to 64 MiB.
 rm -f .carry/lib/mkccl/libmkccl-test-*.so
-for b in mkccl-info mkccl-run mkccl-perf mkccl-perf-gpu mkccl-netcheck mkccl-unpack-bench test_gpu_coll test_gpu_fault \
+for b in mkccl-info mkccl-run mkccl-exec mkccl-perf mkccl-perf-gpu mkccl-netcheck mkccl-unpack-bench test_gpu_coll test_gpu_fault test_gpu_paths \
          test_coll_public; do
   cp -a "build/bin/$b" .carry/bin/
 done
