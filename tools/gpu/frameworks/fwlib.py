@@ -552,7 +552,7 @@ MK_START = re.compile(r"comm (0x[0-9a-fA-F]+|\(nil\)) rank (\d+) nRanks (\d+) .*
 MK_MANIFEST = re.compile(r"NCCL INFO Plugin: (default manifest |no .*using the embedded default manifest)")
 # NVIDIA's NCCL: its banner, and "... comm 0x.. rank R nranks N cudaDev .. - Init COMPLETE".
 NV_BANNER = re.compile(r"NCCL version \d+\.\d+\.\d+")
-NV_COMPLETE = re.compile(r"comm (0x[0-9a-fA-F]+) rank (\d+) nranks (\d+) cudaDev .*Init COMPLETE")
+NV_COMPLETE = re.compile(r"comm (0x[0-9a-fA-F]+) rank (\d+) nranks (\d+)\b.*Init COMPLETE")
 
 
 def log_path_for(pattern, pid=None):
@@ -616,6 +616,7 @@ def prove(user_lib, mkccl_lib, symbol="ncclAllReduce", log_text=None, expected_c
     facts = []
     parts = {"binding": [], "global": [], "log": []}
     nvidia_file = ""
+    to_mk = 0
 
     def where(addr):
         m = mapping_at(maps, addr) if addr else None
@@ -640,6 +641,7 @@ def prove(user_lib, mkccl_lib, symbol="ncclAllReduce", log_text=None, expected_c
     try:
         binds = got_bindings(user_lib, "nccl", maps)
         bound = [b for b in binds if b[1] == "bound"]
+        to_mk = sum(1 for b in bound if is_mk(b[2]))
         foreign = sorted({"%s -> %s" % (n, p) for n, s, p in bound if not is_mk(p)})
         facts.append("%s GOT: %d nccl* slots, %d bound, all bound ones in mkccl: %s" % (
             lib, len(binds), len(bound), "yes" if not foreign else "no"))
@@ -671,9 +673,9 @@ def prove(user_lib, mkccl_lib, symbol="ncclAllReduce", log_text=None, expected_c
     problems = parts["binding"] + parts["global"] + ["log: " + p for p in parts["log"]]
     if not problems:
         verdict = "mkccl"
-    elif via_handle and not is_mk(via_handle) and os.path.basename(via_handle).startswith("libnccl") \
-            and info is None:
-        verdict = "nvidia"
+    elif (os.path.basename(nvidia_file).startswith("libnccl") and not is_mk(via_handle) and not to_mk
+          and info is None):
+        verdict = "nvidia"  # another libnccl.so.2 served and no sign of mkccl
     else:
         verdict = "unclear"
     return {"verdict": verdict, "facts": facts, "problems": problems, "parts": parts,
