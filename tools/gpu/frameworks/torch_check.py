@@ -655,7 +655,7 @@ def check_mempool():
         raise NotRun("no torch.cuda.MemPool / use_mem_pool")
     pool = pool_t(alloc)
     with use(pool):
-        t = torch.empty(COUNT * 256, dtype=torch.float32, device=DEV)
+        t = torch.empty(COUNT * 32, dtype=torch.float32, device=DEV)
     segs = pool.snapshot() if hasattr(pool, "snapshot") else []
     ptr = t.data_ptr()
     if segs and not any(s["address"] <= ptr < s["address"] + s["total_size"] for s in segs):
