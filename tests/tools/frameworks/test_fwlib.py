@@ -5,7 +5,9 @@ libnccl.so.2 served a process, run against a library linked like
 libtorch_cuda.so (fw_user.c), with and without mkccl-exec.
 Environment (set by ctest): FW_SRC_DIR (tools/gpu/frameworks),
 FW_TEST_USER_LIB, FW_TEST_OTHER_NCCL, FW_TEST_MKCCL_EXEC; with
-FW_TEST_REQUIRE_PROOF=1 a missing one fails instead of skipping."""
+FW_TEST_REQUIRE_PROOF=1 a missing one fails instead of skipping. Where the
+CUDA toolkit has NVIDIA's libnccl.so.2, FW_TEST_NVIDIA_USER_LIB and
+FW_TEST_NVIDIA_NCCL run the proof against it too (skipped otherwise)."""
 
 import io
 import json
@@ -276,6 +278,8 @@ class Logs(unittest.TestCase):
 
 
 def _need(name):
+    if os.environ.get("FW_TEST_SANITIZED"):
+        raise unittest.SkipTest("a %s build's libraries do not load into python3" % os.environ["FW_TEST_SANITIZED"])
     value = os.environ.get(name, "")
     if value and os.path.exists(value):
         return value
@@ -304,14 +308,15 @@ class Proof(unittest.TestCase):
     """fwlib.prove in a process that loads fw_user.c's library (DT_RPATH to
     another libnccl.so.2, as pip's torch), with and without mkccl-exec."""
 
-    def probe(self, with_exec, premap=False):
-        user, other = _need("FW_TEST_USER_LIB"), _need("FW_TEST_OTHER_NCCL")
+    def probe(self, with_exec, premap=False, user=None, other=None, symbol="ncclGetVersion"):
+        user = user or _need("FW_TEST_USER_LIB")
+        other = other or _need("FW_TEST_OTHER_NCCL")
         exe = _need("FW_TEST_MKCCL_EXEC")
         mk = subprocess.run([exe, "--lib"], capture_output=True, text=True, check=True).stdout.strip()
         cmd = [sys.executable, os.path.join(HERE, "proof_probe.py"), SRC, user, mk] + ([other] if premap else [])
         if with_exec:
             cmd = [exe] + cmd
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", FW_PROBE_SYMBOL=symbol)
         env.pop("LD_PRELOAD", None)
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -337,6 +342,26 @@ class Proof(unittest.TestCase):
         proof, _, other = self.probe(True, premap=True)
         self.assertEqual(proof["verdict"], "mkccl", proof)
         self.assertTrue(any(f.startswith("also mapped") and other in f for f in proof["facts"]), proof["facts"])
+
+    def nvidia(self):
+        _need("FW_TEST_MKCCL_EXEC")
+        user, nv = os.environ.get("FW_TEST_NVIDIA_USER_LIB", ""), os.environ.get("FW_TEST_NVIDIA_NCCL", "")
+        if not (os.path.exists(user) and os.path.exists(nv)):
+            raise unittest.SkipTest("no NVIDIA libnccl.so.2 in the CUDA toolkit here")
+        return user, nv
+
+    def test_nvidia_copy_serves_without_mkccl_exec(self):
+        # NVIDIA's 2.28.9 reports the version mkccl reports: only the proof tells them apart.
+        user, nv = self.nvidia()
+        proof, _, _ = self.probe(False, user=user, other=nv, symbol="ncclAllReduce")
+        self.assertEqual(proof["verdict"], "nvidia", proof)
+        self.assertTrue(fwlib.same_file(proof["nvidia_file"], nv))
+
+    def test_nvidia_copy_mapped_first_serves_nothing(self):
+        user, nv = self.nvidia()
+        proof, _, _ = self.probe(True, premap=True, user=user, other=nv, symbol="ncclAllReduce")
+        self.assertEqual(proof["verdict"], "mkccl", proof)
+        self.assertTrue(any(f.startswith("also mapped") for f in proof["facts"]), proof["facts"])
 
 
 if __name__ == "__main__":

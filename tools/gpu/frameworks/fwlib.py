@@ -393,10 +393,21 @@ _RELOC_TYPES = {
 }
 
 
+_IMPORTS = {}
+
+
 def elf_imports(path, prefix="nccl"):
     """{symbol: [(slot offset, relocation type)]} for the undefined dynamic
     symbols starting with prefix that path's RELA relocations fill in (its
-    GOT slots): where the loaded object's calls to them go."""
+    GOT slots): where the loaded object's calls to them go. Read once per
+    file and prefix (torch's library is large)."""
+    key = (os.path.realpath(path), prefix)
+    if key not in _IMPORTS:
+        _IMPORTS[key] = _elf_imports(path, prefix)
+    return _IMPORTS[key]
+
+
+def _elf_imports(path, prefix):
     with open(path, "rb") as f:
         ident = f.read(64)
         if len(ident) < 64 or ident[:4] != b"\x7fELF":

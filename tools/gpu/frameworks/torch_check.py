@@ -639,8 +639,33 @@ def check_graph_premul():
     return "factors -2, 0.5, 3 set between replays"
 
 
+_CALLER = []
+
+
 def torch_cuda_lib():
-    return os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cuda.so")
+    """torch's library that calls NCCL: lib/libtorch_cuda.so, or (should a
+    release move the calls) the first of torch's libraries importing
+    ncclAllReduce."""
+    if _CALLER:
+        return _CALLER[0]
+    d = os.path.join(os.path.dirname(torch.__file__), "lib")
+    first = os.path.join(d, "libtorch_cuda.so")
+    found = first
+    try:
+        others = sorted(f for f in os.listdir(d) if f.endswith(".so") and f != "libtorch_cuda.so")
+    except OSError:
+        others = []
+    for cand in [first] + [os.path.join(d, f) for f in others]:
+        try:
+            if "ncclAllReduce" in fwlib.elf_imports(cand):
+                found = cand
+                break
+        except (OSError, ValueError):
+            continue
+    if found != first:
+        info("torch's NCCL calls are in %s" % os.path.basename(found))
+    _CALLER.append(found)
+    return found
 
 
 def check_mempool():
@@ -672,7 +697,7 @@ def check_mempool():
             binds = []
             note += "; GOT not read: %s" % e
         if binds and not all(s == "bound" and fwlib.same_file(p, MKLIB) for _, s, p in binds):
-            raise CheckFailed("libtorch_cuda.so's ncclMemAlloc is not mkccl's: %s" % binds)
+            raise CheckFailed("torch's ncclMemAlloc is not mkccl's: %s" % binds)
         if binds:
             note += "; ncclMemAlloc bound to mkccl"
     state = {"pool": pool, "t": t, "backend": backend}
@@ -830,7 +855,7 @@ def check_proof():
     for f in pr["facts"]:
         info("proof: " + f)
     parts = pr["parts"]
-    for part, title in (("binding", "libtorch_cuda.so's NCCL calls go to mkccl's file"),
+    for part, title in (("binding", "%s's NCCL calls go to mkccl's file" % os.path.basename(lib)),
                         ("global", "mkcclInfoReport in the global scope"),
                         ("log", "mkccl's Init COMPLETE for each of %d communicators, no NVIDIA line" % len(COMMS))):
         if parts[part]:
