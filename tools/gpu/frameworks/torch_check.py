@@ -95,9 +95,9 @@ def make(values, name):
             t = torch.tensor(values, dtype=torch.float64).to(td)
         else:
             t = torch.tensor(values, dtype=td)
-        return t.to(DEV)
     except (RuntimeError, TypeError) as e:
-        raise NotRun("torch cannot make a %s tensor here: %s" % (name, e))
+        raise NotRun("torch cannot make a %s tensor on the CPU: %s" % (name, e))
+    return t.to(DEV)  # a CUDA error here is a failure, not a missing feature
 
 
 def read(t, name):
@@ -212,7 +212,7 @@ def allreduce_case(dtype, op, where=None, salt=0):
 
 
 def check_allreduce():
-    fp8_ran, fp8_refused = {}, {}
+    fp8 = {d: {"ran": [], "refused": [], "failed": []} for d in fwlib.FP8}
     salt = 0
     for dtype in fwlib.DTYPES:
         ops = ["SUM", "PRODUCT", "MIN", "MAX"] + ([] if dtype == "bool" else ["AVG"])
@@ -230,11 +230,11 @@ def check_allreduce():
                 return r
 
             ok = run_check(REP, name, lambda: allreduce_case(dtype, op, where, salt), 30, classify)
-            if dtype in fwlib.FP8:
-                (fp8_ran if ok else fp8_refused).setdefault(dtype, []).append(op)
-    for d in fwlib.FP8:
-        info("%s: torch ran %s; refused or failed %s" % (
-            d, ",".join(fp8_ran.get(d, [])) or "none", ",".join(fp8_refused.get(d, [])) or "none"))
+            if dtype in fp8:
+                fp8[dtype]["ran" if ok else "refused" if reason and reason[-1] else "failed"].append(op)
+    for d, how in fp8.items():
+        info("%s all_reduce: torch passed %s to NCCL; refused %s; failed %s" % (
+            d, ",".join(how["ran"]) or "none", ",".join(how["refused"]) or "none", ",".join(how["failed"]) or "none"))
 
     def large():
         n = 4 * 1024 * 1024
