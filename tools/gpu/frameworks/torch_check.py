@@ -807,6 +807,7 @@ def check_shrink():
     store = default_store()
     out = WORLD - 1
     survivors = list(range(out))
+    error = None
     if RANK != out:  # the excluded rank takes no part, as ncclCommShrink asks
         try:
             ng = shrink([out], group=g) if has_param(shrink, "group") else shrink([out], g)
@@ -817,10 +818,13 @@ def check_shrink():
             dist.all_reduce(v, group=ng)
             compare(read(v, "float32"), [sum(fwlib.coll_value(r, i, 121) for r in survivors) for i in range(COUNT)])
             store.set("fw/shrink/%d" % RANK, "ok")
-        except BaseException as e:
+        except Exception as e:  # noqa: BLE001 - told to the excluded rank, then raised
             store.set("fw/shrink/%d" % RANK, ("%s: %s" % (type(e).__name__, e))[:300])
-            raise
-    if not fwlib.store_barrier(store, "fw/shrink_done", WORLD, 45):
+            error = e
+    met = fwlib.store_barrier(store, "fw/shrink_done", WORLD, 45)
+    if error is not None:
+        raise error
+    if not met:
         raise CheckFailed("the ranks did not meet after the shrink")
     if RANK == out:
         said = {r: store.get("fw/shrink/%d" % r).decode() for r in survivors}
