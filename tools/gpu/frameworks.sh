@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The framework check: PyTorch and CuPy on mkccl, on a GPU machine that has
-# them, in one device call (< 9 min). Before the call, on the build machine:
+# them, in one run of under 9 minutes. First, on the build machine:
 #   tools/dev/build.sh && tools/gpu/pack.sh
-#   run(command="bash tools/gpu/frameworks.sh", carry=[".carry"], timeout_s=570)
+# then, on the GPU machine, with .carry/ beside the tree:
+#   bash tools/gpu/frameworks.sh
 # docs/FRAMEWORKS.md says what each check does.
 #
 # Every mkccl case runs its program through .carry/bin/mkccl-exec (the one
