@@ -1,7 +1,9 @@
 /* Host collectives through the public nccl.h API only, ranks as forked
  * processes sharing unique ids made in rank 0 (ranks_unique_id): every collective,
- * every type and op (with PreMulSum), counts 0, 1, odd and a few MB, roots
- * other than 0, in place and out of place; then 1000 back-to-back small
+ * every type and op (PreMulSum with a host-immediate and a device scalar),
+ * counts 0, 1, odd and a few MB, roots other than 0, each case in place and
+ * out of place on inputs distinct by rank, element and call
+ * (tests/common/coll_cases.c); then 1000 back-to-back small
  * collectives, two communicators used alternately, a ring of Send/Recv
  * inside a group, and an in-place AlltoAll larger than the connection
  * buffers. Every element of every result is checked.
