@@ -44,14 +44,17 @@ static float fp8f(uint8_t v, int e5) {
       for (int c = 0; c < 256; c++) fp8_values[k][c] = fp8_decode((uint8_t)c, k);
   return fp8_values[e5][v];
 }
-static uint8_t f2fp8(float f, int e5) { /* nearest finite, by search: exact enough for tests */
-  uint8_t best = 0;
-  for (int c = 0; c < 128; c++) {
-    float v = fp8f((uint8_t)c, e5);
-    if (isnan(v) || isinf(v)) continue;
-    if (fabsf(v - fabsf(f)) < fabsf(fp8f(best, e5) - fabsf(f))) best = (uint8_t)c;
+static uint8_t f2fp8(float f, int e5) { /* nearest finite (ties to the smaller): positive codes grow with their value */
+  float a = fabsf(f);
+  int lo = 0, hi = e5 ? 0x7b : 0x7e; /* the largest finite codes */
+  if (a >= fp8f((uint8_t)hi, e5)) lo = hi;
+  while (lo < hi) { /* the first code whose value is >= a */
+    int mid = (lo + hi) / 2;
+    if (fp8f((uint8_t)mid, e5) < a) lo = mid + 1;
+    else hi = mid;
   }
-  return (uint8_t)(best | (f < 0 ? 0x80 : 0));
+  if (lo > 0 && a - fp8f((uint8_t)(lo - 1), e5) <= fp8f((uint8_t)lo, e5) - a) lo--;
+  return (uint8_t)(lo | (f < 0 ? 0x80 : 0));
 }
 static void put(int t, void* p, size_t i, double v) {
   switch (t) {
