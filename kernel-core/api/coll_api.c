@@ -60,7 +60,7 @@ static ncclResult_t coll_task(ncclComm_t comm, const char* fn, int coll, const v
   t.type = type;
   t.root = root;
   t.op = MK_OP_SUM;
-  if (reduces) MK_CHECK(plan_redop_resolve(comm, fn, op, type, &t.op, &t.scalar));
+  if (reduces) MK_CHECK(plan_redop_resolve(comm, fn, op, type, stream, &t.op, &t.scalar));
   return coll_submit(comm, &t);
 }
 

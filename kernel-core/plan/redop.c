@@ -5,7 +5,9 @@
 
 #include "base/err.h"
 #include "comm/comm.h"
+#include "cuda/gpu.h"
 #include "device/common/work.h"
+#include "device/cuda/gpu_exec.h"
 #include "device/host/host_types.h"
 #include "plan/task.h"
 
@@ -35,8 +37,40 @@ static int redop_is_float(ncclDataType_t type) {
          type == ncclFloat8e4m3 || type == ncclFloat8e5m2;
 }
 
+/* A device-resident scalar, read when the collective is called: on a host
+ * communicator it is host memory; on a GPU one it is device memory, which
+ * the host cannot load: copied once the work already on the stream is done
+ * (NCCL's kernels read it when they run; a stream being captured into a
+ * graph cannot be waited for, so there it is refused). The work runs in
+ * the communicator's context; the caller's is given back. */
+static ncclResult_t redop_gpu_scalar(const char* fn, const void* ptr, size_t ts, void* stream, uint64_t* bits) {
+  const cuda_gpu_t* g = cuda_gpu();
+  if (!g) return MK_FAIL(ncclInvalidUsage, "%s: a device-resident scalar on a GPU communicator needs the CUDA driver", fn);
+  int status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CU_CHECK(g->stream_is_capturing((cu_stream_t)stream, &status));
+  if (status != CU_STREAM_CAPTURE_STATUS_NONE)
+    return MK_FAIL(ncclInvalidUsage, "%s: a device-resident PreMulSum scalar cannot be read in a stream being captured", fn);
+  CU_CHECK(g->stream_synchronize((cu_stream_t)stream));
+  CU_CHECK(g->memcpy_dtoh(bits, (cu_deviceptr_t)(uintptr_t)ptr, ts));
+  return ncclSuccess;
+}
+
+static ncclResult_t redop_device_scalar(struct ncclComm* comm, const char* fn, const void* ptr, size_t ts,
+                                        void* stream, uint64_t* bits) {
+  if (comm->cudaDev < 0) {
+    memcpy(bits, ptr, ts);
+    return ncclSuccess;
+  }
+  void* callerCtx = NULL;
+  MK_CHECK(gpu_exec_ctx_save(&callerCtx));
+  ncclResult_t res = gpu_exec_bind(comm);
+  if (res == ncclSuccess) res = redop_gpu_scalar(fn, ptr, ts, stream, bits);
+  gpu_exec_ctx_restore(callerCtx);
+  return res;
+}
+
 ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
-                                int* mkOp, uint64_t* scalar) {
+                                void* stream, int* mkOp, uint64_t* scalar) {
   *scalar = 0;
   switch (op) {
     case ncclSum: *mkOp = MK_OP_SUM; return ncclSuccess;
@@ -63,10 +97,10 @@ ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp
   *mkOp = MK_OP_PREMULSUM;
   uint64_t bits = 0;
   size_t ts = host_type_size(type);
-  /* Device-resident scalars are read when the collective runs: here, since
-   * host collectives run now. */
-  memcpy(&bits, comm->redOps[slot].residence == ncclScalarDevice ? comm->redOps[slot].devPtr : &comm->redOps[slot].bits,
-         ts);
+  if (comm->redOps[slot].residence == ncclScalarDevice)
+    MK_CHECK(redop_device_scalar(comm, fn, comm->redOps[slot].devPtr, ts, stream, &bits));
+  else
+    memcpy(&bits, &comm->redOps[slot].bits, ts);
   *scalar = bits;
   return ncclSuccess;
 }

@@ -80,9 +80,10 @@ ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res);
 ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran);
 
 /* User reduction operators: turn an ncclRedOp_t into the executor's op
- * (fn: the API call, named in errors). */
+ * (fn: the API call, named in errors; stream: the collective's, after
+ * whose work a device-resident scalar is read). */
 ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
-                                int* mkOp, uint64_t* scalar);
+                                void* stream, int* mkOp, uint64_t* scalar);
 
 /* Whether the op, applied over one rank, leaves the data as it is (a
  * one-rank collective is then a copy). */
