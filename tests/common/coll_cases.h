@@ -11,9 +11,9 @@
 
 enum { C_ALLREDUCE, C_ALLGATHER, C_REDUCESCATTER, C_BROADCAST, C_REDUCE, C_SENDRECV, C_ALLTOALL, C_GATHER, C_SCATTER, C_N };
 /* Operators past the built-in five: ncclRedOpCreatePreMulSum's, with the
- * scalar in host memory read at creation (host-immediate) or through a
- * pointer read when the collective runs (device; on a host communicator
- * that pointer is host memory). */
+ * scalar in host memory read at creation (host-immediate) or behind a
+ * pointer read for each collective (device; on a host communicator that
+ * pointer is host memory). */
 #define C_OP_PREMUL 5
 #define C_OP_PREMUL_DEV 6
 #define C_OP_N 7
@@ -46,18 +46,18 @@ typedef struct {
   const coll_mem_t* mem;
   void* stream;
   size_t ts, inCnt, outCnt;
-  size_t bytes;  /* of the whole region: send, receive and the guards around them */
-  char* host;    /* the image of the region */
-  char* dev;     /* the region */
-  char *s, *r;   /* send and receive pointers inside dev */
-  size_t sBase;  /* the send buffer's first element in the region */
-  void* scalar;  /* the device scalar of C_OP_PREMUL_DEV, in `mem`'s memory */
+  size_t bytes;        /* of the whole region: send, receive and the guards around them */
+  char* host;          /* the image of the region */
+  char* dev;           /* the region */
+  char *s, *r;         /* send and receive pointers inside dev */
+  size_t sBase;        /* the send buffer's first element in the region */
+  void* scalar;        /* the device scalar of C_OP_PREMUL_DEV, in `mem`'s memory */
   unsigned char hostScalar[8]; /* C_OP_PREMUL's, overwritten once the operator is made */
-  uint64_t seed;   /* of every input of the case */
-  uint64_t poison; /* bits no correct result has: the receive buffer and guards before */
-  uint64_t moveMask;
-  char* sent;      /* a copy of this rank's input */
-  void* table;   /* reductions: the rows inputs are drawn from (coll_cases.c) */
+  uint64_t seed;       /* of every input of the case */
+  uint64_t poison;     /* bits no correct result has: the receive buffer and guards before */
+  uint64_t moveMask;   /* the bits moved data may use (a float's stays finite) */
+  char* sent;          /* a copy of this rank's input */
+  void* table;         /* reductions: the rows inputs are drawn from (coll_cases.c) */
   ncclRedOp_t rop;
 } coll_run_t;
 
