@@ -7,7 +7,10 @@
  * NCCL_COMM_ID. Buffers are host memory. Times are rank 0's averages over
  * -n iterations after -w warm-up ones (and, first, -w at the largest and the
  * smallest size, as nccl-tests); bus bandwidth uses nccl-tests'
- * factors; with -c 1 every rank checks its result (#wrong = bad elements).
+ * factors; with -c 1 every rank checks its result on data distinct for every
+ * rank and element (#wrong: bad elements of all ranks, summed as nccl-tests
+ * does; the footer's out-of-bounds count sums every size, and any wrong
+ * element makes every rank exit 3).
  * MKCCL_PERF_SPREAD=1: each iteration also timed alone (synchronized); rank 0
  * prints the fastest, median and slowest to stderr.
  *
@@ -80,6 +83,9 @@ typedef struct {
   ncclRedOp_t op;
   int rank, nranks;
   ncclComm_t comm;
+  int corrupt;    /* --corrupt R (tests): rank R alters one element of each result it checks; -1 none */
+  uint64_t seed;  /* of the check pattern of the size in hand */
+  long wrongSum;  /* wrong elements of every rank and size so far */
 } opts_t;
 
 static double now_us(void) {
@@ -129,8 +135,6 @@ static int env_int(const char* a, const char* b, int def) {
   return v ? atoi(v) : def;
 }
 
-/* Values small enough to stay exact in every type, even fp8 sums. */
-static double pattern(int rank, size_t i) { return (double)((rank + (int)(i % 3)) % 3); }
 
 static float half_to_float(uint16_t h) {
   uint32_t s = (uint32_t)(h >> 15), e = (h >> 10) & 0x1f, m = h & 0x3ff;
@@ -190,6 +194,111 @@ static double load(ncclDataType_t t, const void* p, size_t i) {
   }
 }
 
+/* ---- the check pattern (-c 1) ----
+ * Moved data: the sender's rank in the low 4 bits, a hash of the size, the
+ * rank and the element above (bits compared as they are), so every rank's
+ * data differs from every other's at every element. Reduced data: each
+ * element's inputs are a row of small integers (picked by the element's
+ * hash) rotated by rank, so every partial sum and product is exact in every
+ * type (fp8 e5m2 holds the integers to 8); float Avg over a rank count that
+ * is not a power of two rounds 1/n and is checked within that rounding. */
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+static uint64_t elem_hash(uint64_t seed, int rank, size_t i) {
+  return mix64(seed ^ (uint64_t)i ^ ((uint64_t)(uint8_t)(rank + 1) << 56));
+}
+static int is_float(ncclDataType_t t) { return t >= ncclFloat16; }
+static uint64_t load_bits(ncclDataType_t t, const void* p, size_t i) {
+  uint64_t b = 0;
+  memcpy(&b, (const char*)p + i * (size_t)type_sizes[t], (size_t)type_sizes[t]); /* little-endian */
+  return b;
+}
+static void store_bits(ncclDataType_t t, void* p, size_t i, uint64_t b) {
+  memcpy((char*)p + i * (size_t)type_sizes[t], &b, (size_t)type_sizes[t]);
+}
+static int coll_reduces(coll_t c) { return c == ALL_REDUCE || c == REDUCE_SCATTER || c == REDUCE; }
+
+static uint64_t move_bits(const opts_t* o, int rank, size_t i) {
+  static const uint64_t topExp[] = {0, 0, 0, 0, 0, 0, 1u << 14, 1u << 30, 1ull << 62, 1u << 14, 1u << 6, 1u << 6};
+  int ts = type_sizes[o->type];
+  uint64_t mask = ts == 8 ? ~0ull : (1ull << (8 * ts)) - 1;
+  return ((elem_hash(o->seed, rank, i) << 4) | (uint64_t)(rank & 15)) & mask & ~topExp[o->type];
+}
+
+/* The contiguous integers of a type: sums within them are exact. */
+static double sum_bound(ncclDataType_t t) { /* uint8: 255 is the poison */
+  static const double b[] = {127, 254, 1 << 30, 1 << 30, 1 << 30, 1 << 30, 2048, 1 << 24, 1 << 30, 256, 16, 8};
+  return b[t];
+}
+#define CHECK_ROWS 64
+static double *rowIn, rowExpect[CHECK_ROWS], rowTol[CHECK_ROWS]; /* rowIn: CHECK_ROWS x nranks */
+
+/* What a result buffer holds before the checked run: NaN, or all ones (an
+ * integer no result has: the check's values are small and non-negative,
+ * moved ones carry a rank below 15 in their low bits). */
+static uint64_t poison_bits(ncclDataType_t t) {
+  static const uint64_t nan[] = {0, 0, 0, 0, 0, 0, 0x7e00, 0x7fc00000, 0x7ff8000000000000ull, 0x7fc0, 0x7f, 0x7f};
+  int ts = type_sizes[t];
+  return is_float(t) ? nan[t] : ts == 8 ? ~0ull : (1ull << (8 * ts)) - 1;
+}
+
+/* The rows of the size in hand (every rank makes the same). */
+static void check_rows(const opts_t* o) {
+  int n = o->nranks, op = o->op;
+  double m = floor(sum_bound(o->type) / n);
+  for (int j = 0; j < CHECK_ROWS; j++) {
+    int twos = 0;
+    double e = 0, mag = 0;
+    for (int k = 0; k < n; k++) {
+      uint64_t h = mix64(o->seed ^ ((uint64_t)(j * 64 + k) << 40));
+      double v;
+      if (op == ncclProd) { /* 1 or 2, at most 6 twos (int8 holds 64) */
+        v = (h & 1) && twos < 6 ? 2 : 1;
+        twos += v == 2;
+      } else { /* Max and Min: any of the type's contiguous integers */
+        double top = op == ncclMax || op == ncclMin ? sum_bound(o->type) : m;
+        v = (double)((h >> 32) % (uint64_t)(top + 1));
+      }
+      rowIn[j * n + k] = v;
+      mag += v;
+      if (k == 0) e = v;
+      else if (op == ncclProd) e *= v;
+      else if (op == ncclMax) e = v > e ? v : e;
+      else if (op == ncclMin) e = v < e ? v : e;
+      else e += v;
+    }
+    rowTol[j] = 0;
+    if (op == ncclAvg) {
+      e = is_float(o->type) ? e / n : floor(e / n);
+      /* A float Avg multiplies by 1/n, inexact unless n is a power of two. */
+      if (is_float(o->type) && (n & (n - 1))) {
+        static const int bits[] = {0, 0, 0, 0, 0, 0, 11, 24, 53, 8, 4, 3};
+        rowTol[j] = (n + 2) * ldexp(1, -bits[o->type]) * mag / n;
+      }
+    }
+    rowExpect[j] = e;
+  }
+}
+static int check_row(const opts_t* o, size_t i, int* rot) {
+  uint64_t h = elem_hash(o->seed, -1, i);
+  *rot = (int)((h >> 32) % (uint64_t)o->nranks);
+  return (int)(h % CHECK_ROWS);
+}
+static double reduce_in(const opts_t* o, int rank, size_t i) {
+  int rot, j = check_row(o, i, &rot);
+  return rowIn[j * o->nranks + (rank + rot) % o->nranks];
+}
+
+/* Element i of this rank's input, into p. */
+static void pattern_store(const opts_t* o, void* p, size_t i) {
+  if (coll_reduces(o->coll)) store(o->type, p, i, reduce_in(o, o->rank, i));
+  else store_bits(o->type, p, i, move_bits(o, o->rank, i));
+}
+
 /* Element counts per rank of the send and receive buffers for `count`. */
 static void buffer_counts(const opts_t* o, size_t count, size_t* sendCount, size_t* recvCount) {
   size_t n = (size_t)o->nranks;
@@ -243,44 +352,46 @@ static ncclResult_t run_once(const opts_t* o, const void* s, void* r, size_t cou
   }
 }
 
-static double expected_reduce(const opts_t* o, size_t i) {
-  double e = pattern(0, i);
-  for (int k = 1; k < o->nranks; k++) {
-    double v = pattern(k, i);
-    switch (o->op) {
-      case ncclProd: e *= v; break;
-      case ncclMax: e = v > e ? v : e; break;
-      case ncclMin: e = v < e ? v : e; break;
-      default: e += v; break;
-    }
-  }
-  if (o->op == ncclAvg) e = o->type <= ncclUint64 ? floor(e / o->nranks) : e / o->nranks;
-  return e;
-}
-
 /* Wrong elements in this rank's result. */
 static long check_result(const opts_t* o, const void* r, size_t count) {
   size_t sendCount, recvCount;
   buffer_counts(o, count, &sendCount, &recvCount);
+  if ((o->coll == REDUCE || o->coll == GATHER) && o->rank != o->root) return 0;
   long wrong = 0;
-  size_t n = (size_t)o->nranks;
   for (size_t i = 0; i < recvCount; i++) {
-    double e;
-    switch (o->coll) {
-      case ALL_REDUCE: e = expected_reduce(o, i); break;
-      case REDUCE: if (o->rank != o->root) return 0; e = expected_reduce(o, i); break;
-      case REDUCE_SCATTER: e = expected_reduce(o, (size_t)o->rank * count + i); break;
-      case ALL_GATHER: e = pattern((int)(i / count), i % count); break;
-      case GATHER: if (o->rank != o->root) return 0; e = pattern((int)(i / count), i % count); break;
-      case BROADCAST: e = pattern(o->root, i); break;
-      case SENDRECV: e = pattern((o->rank - 1 + o->nranks) % o->nranks, i); break;
-      case ALLTOALL: e = pattern((int)(i / count), (size_t)o->rank * count + i % count); break;
-      default: e = pattern(o->root, (size_t)o->rank * count + i); break; /* scatter */
+    if (coll_reduces(o->coll)) {
+      int rot, j = check_row(o, o->coll == REDUCE_SCATTER ? (size_t)o->rank * count + i : i, &rot);
+      double got = load(o->type, r, i);
+      wrong += !(fabs(got - rowExpect[j]) <= rowTol[j]); /* NaN is wrong too */
+      continue;
     }
-    if (load(o->type, r, i) != e) wrong++;
-    (void)n;
+    uint64_t e;
+    switch (o->coll) {
+      case ALL_GATHER: case GATHER: e = move_bits(o, (int)(i / count), i % count); break;
+      case BROADCAST: e = move_bits(o, o->root, i); break;
+      case SENDRECV: e = move_bits(o, (o->rank - 1 + o->nranks) % o->nranks, i); break;
+      case ALLTOALL: e = move_bits(o, (int)(i / count), (size_t)o->rank * count + i % count); break;
+      default: e = move_bits(o, o->root, (size_t)o->rank * count + i); break; /* scatter */
+    }
+    wrong += load_bits(o->type, r, i) != e;
   }
   return wrong;
+}
+
+/* The wrong elements of every rank, summed, as nccl-tests reports them:
+ * every rank takes part (the communicator under test carries the sums). */
+static void sum_over_ranks(const opts_t* o, long* wrong, int n) {
+  static int64_t* d;
+  int64_t h[2] = {0, 0};
+  if (!d) d = perf_alloc(sizeof(h));
+  if (!d) return;
+  for (int k = 0; k < n; k++) h[k] = wrong[k] > 0 ? wrong[k] : 0;
+  perf_copy(d, h, sizeof(h));
+  ncclAllReduce(d, d, (size_t)n, ncclInt64, ncclSum, o->comm, PERF_STREAM);
+  perf_sync();
+  perf_copy(h, d, sizeof(h));
+  for (int k = 0; k < n; k++)
+    if (wrong[k] >= 0) wrong[k] = (long)h[k];
 }
 
 /* Every rank waits for all (a tiny allreduce). */
@@ -296,7 +407,7 @@ static char* stage; /* host image of a buffer: filled, then copied to (or from) 
 
 /* Fill `n` elements of `dst` with this rank's pattern. */
 static void fill(const opts_t* o, char* dst, size_t n) {
-  for (size_t i = 0; i < n; i++) store(o->type, stage, i, pattern(o->rank, i));
+  for (size_t i = 0; i < n; i++) pattern_store(o, stage, i);
   perf_copy(dst, stage, n * (size_t)type_sizes[o->type]);
 }
 
@@ -323,6 +434,9 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
         rb = rIn + (size_t)o->rank * count * ts;
       }
     }
+    o->seed = mix64(((uint64_t)o->coll << 56) ^ ((uint64_t)o->type << 48) ^ ((uint64_t)o->op << 40) ^
+                    ((uint64_t)bytes << 1) ^ (uint64_t)inPlace);
+    if (coll_reduces(o->coll)) check_rows(o);
     fill(o, sb, sendCount);
     for (int w = 0; w < o->warmup; w++)
       if (run_once(o, sb, rb, count) != ncclSuccess) return 1;
@@ -351,10 +465,15 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
      * report errors there either). Not checked: its column says N/A. */
     int checked = o->check && !(inPlace && o->coll == SENDRECV);
     if (checked) {
+      /* The timed runs left right results in place: poison them first. */
+      for (size_t i = 0; i < recvCount; i++) store_bits(o->type, stage, i, poison_bits(o->type));
+      perf_copy(rb, stage, recvCount * ts);
       fill(o, sb, sendCount);
       if (run_once(o, sb, rb, count) != ncclSuccess) return 1;
       perf_sync();
       perf_copy(stage, rb, recvCount * ts);
+      if (o->corrupt == o->rank && recvCount > 0) /* as a wrong collective would */
+        store_bits(o->type, stage, recvCount - 1, load_bits(o->type, stage, recvCount - 1) ^ 1);
       wrong[inPlace] = check_result(o, stage, count);
     } else if (o->check) {
       wrong[inPlace] = -1; /* N/A */
@@ -362,8 +481,10 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
     alg[inPlace] = t[inPlace] > 0 ? (double)(count * ts) * (o->coll == ALL_GATHER || o->coll == REDUCE_SCATTER || o->coll == ALLTOALL || o->coll == GATHER || o->coll == SCATTER ? o->nranks : 1) / t[inPlace] / 1e3 : 0;
     bus[inPlace] = alg[inPlace] * bus_factor(o);
   }
+  if (o->check) sum_over_ranks(o, wrong, 2);
   long totalWrong = 0;
   for (int k = 0; k < 2; k++) totalWrong += wrong[k] > 0 ? wrong[k] : 0;
+  o->wrongSum += totalWrong;
   if (o->rank == 0) {
     const char* op = (o->coll == ALL_REDUCE || o->coll == REDUCE || o->coll == REDUCE_SCATTER) ? op_names[o->op] : "none";
     int root = (o->coll == BROADCAST || o->coll == REDUCE || o->coll == GATHER || o->coll == SCATTER) ? o->root : -1;
@@ -381,13 +502,15 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
 static void usage(void) {
   fprintf(stderr,
           "usage: mkccl-perf COLL [-b minBytes] [-e maxBytes] [-f factor] [-n iters] [-w warmup] [-c 0|1]\n"
-          "                  [-o sum|prod|max|min|avg] [-d TYPE] [-r root]\n"
+          "                  [-o sum|prod|max|min|avg] [-d TYPE] [-r root] [--corrupt rank]\n"
           "  COLL: all_reduce all_gather reduce_scatter broadcast reduce sendrecv alltoall gather scatter\n"
-          "  TYPE: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2\n");
+          "  TYPE: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2\n"
+          "  --corrupt: for tests of the check itself: that rank alters one element of each\n"
+          "             result it checks, as a wrong collective would\n");
 }
 
 int main(int argc, char** argv) {
-  opts_t o = {ALL_REDUCE, 8, 64 * 1024 * 1024, 2, 20, 5, 1, 0, ncclFloat, ncclSum, 0, 1, NULL};
+  opts_t o = {ALL_REDUCE, 8, 64 * 1024 * 1024, 2, 20, 5, 1, 0, ncclFloat, ncclSum, 0, 1, NULL, -1, 0, 0};
   if (argc < 2) {
     usage();
     return 2;
@@ -409,6 +532,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(f, "-w")) o.warmup = atoi(v);
     else if (!strcmp(f, "-c")) o.check = atoi(v);
     else if (!strcmp(f, "-r")) o.root = atoi(v);
+    else if (!strcmp(f, "--corrupt")) o.corrupt = atoi(v);
     else if (!strcmp(f, "-o")) {
       for (int k = 0; k < 5; k++) if (!strcmp(v, op_names[k])) o.op = (ncclRedOp_t)k;
     } else if (!strcmp(f, "-d")) {
@@ -421,6 +545,8 @@ int main(int argc, char** argv) {
   o.rank = env_int("MKCCL_RUN_RANK", "OMPI_COMM_WORLD_RANK", 0);
   o.nranks = env_int("MKCCL_RUN_NRANKS", "OMPI_COMM_WORLD_SIZE", 1);
   if (o.factor < 1.01) o.factor = 2;
+  rowIn = calloc((size_t)CHECK_ROWS * (size_t)(o.nranks > 0 ? o.nranks : 1), sizeof(double));
+  if (!rowIn) return 1;
 #ifdef MKCCL_PERF_GPU
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
@@ -489,13 +615,18 @@ int main(int argc, char** argv) {
     if (b == 0) break;
   }
   if (o.rank == 0) {
-    printf("# Out of bounds values : 0 OK\n");
+    printf("# Out of bounds values : %ld %s\n", o.wrongSum, o.wrongSum ? "FAILED" : "OK");
     printf("# Avg bus bandwidth    : %g\n#\n", nSizes ? busSum / nSizes : 0);
+    fflush(stdout);
   }
+  /* A launcher stops the others when one rank exits non-zero: none leaves
+   * before rank 0 has printed the table. */
+  if (rc != 1) barrier(&o);
   ncclCommDestroy(o.comm);
   perf_free(s);
   perf_free(r);
   perf_free(rIn);
   free(stage);
+  free(rowIn);
   return rc;
 }

@@ -1,18 +1,26 @@
 /* Host collectives through the public nccl.h API only, ranks as forked
  * processes sharing unique ids made in rank 0 (ranks_unique_id): every collective,
- * every type and op (with PreMulSum), counts 0, 1, odd and a few MB, roots
- * other than 0, in place and out of place; then 1000 back-to-back small
+ * every type and op (PreMulSum with a host-immediate and a device scalar),
+ * counts 0, 1, odd and a few MB, roots other than 0, each case in place and
+ * out of place on inputs distinct by rank, element and call
+ * (tests/common/coll_cases.c); then 1000 back-to-back small
  * collectives, two communicators used alternately, a ring of Send/Recv
  * inside a group, and an in-place AlltoAll larger than the connection
  * buffers. Every element of every result is checked.
  *
- *   test_coll_public N [quick]     (transports follow the environment:
- *                                   NCCL_SHM_DISABLE=1 forces the net) */
+ *   test_coll_public N [quick] [shm|net]
+ *     Transports follow the environment (NCCL_SHM_DISABLE=1 forces the
+ *     net). With shm or net, every connection either communicator made
+ *     must have been carried by that transport, as the library reports it:
+ *     each rank logs (NCCL_DEBUG=INFO, INIT, a file of its own) one
+ *     "Channel cc/i : rank -> peer via TRANSPORT" line per connection. */
+#define _GNU_SOURCE /* mkdtemp, setenv */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "coll_cases.h"
@@ -20,7 +28,41 @@
 #include "ranks_id.h"
 
 static int quick;
+static const char* transport; /* every connection's, or NULL: not checked */
+static char logDir[64];
 static ncclUniqueId ids[2];
+
+/* This rank's connections as its log reports them: each must name the
+ * expected transport, this rank (in comm2, n - 1 - rank) as one end, and
+ * both directions must be there (a ring sends to one peer and receives
+ * from another). The log's warnings go to stderr, where they would have
+ * gone without the file. */
+static void check_transport_log(int rank, int n) {
+  char path[128], line[2048];
+  snprintf(path, sizeof(path), "%s/log.%d", logDir, (int)getpid());
+  FILE* f = fopen(path, "r");
+  CHECK_MSG(f != NULL, "rank %d: no log at %s", rank, path);
+  int sends = 0, recvs = 0, other = 0;
+  while (fgets(line, sizeof(line), f)) {
+    if (strstr(line, "NCCL WARN")) fputs(line, stderr);
+    const char* at = strstr(line, "NCCL INFO Channel ");
+    if (!at) continue;
+    int ch, idx, me, peer;
+    char dir[3], name[32];
+    if (sscanf(at, "NCCL INFO Channel %d/%d : %d %2s %d via %31s", &ch, &idx, &me, dir, &peer, name) != 6) continue;
+    CHECK_MSG(me == rank || me == n - 1 - rank, "rank %d: a connection of rank %d in its log: %s", rank, me, line);
+    sends += strcmp(dir, "->") == 0;
+    recvs += strcmp(dir, "<-") == 0;
+    if (strcmp(name, transport) != 0) {
+      fprintf(stderr, "rank %d: channel %d/%d %s %d went over %s, not %s\n", rank, ch, idx, dir, peer, name, transport);
+      other++;
+    }
+  }
+  fclose(f);
+  unlink(path);
+  CHECK_MSG(sends > 0 && recvs > 0, "rank %d: %d send and %d receive connections in %s", rank, sends, recvs, path);
+  CHECK_MSG(other == 0, "rank %d: %d of %d connections not over %s", rank, other, sends + recvs, transport);
+}
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
@@ -80,13 +122,35 @@ static int rank_main(int rank, int n, void* arg) {
   }
   CHECK_NCCL(ncclCommDestroy(comm2));
   CHECK_NCCL(ncclCommDestroy(comm));
+  if (transport) check_transport_log(rank, n);
   return 0;
 }
 
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2;
   /* MKCCL_TEST_QUICK: the sanitizer runs (tools/dev/sanitize.sh says why). */
-  quick = (argc > 2 && strcmp(argv[2], "quick") == 0) || getenv("MKCCL_TEST_QUICK") != NULL;
-  CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 900), 0);
+  quick = getenv("MKCCL_TEST_QUICK") != NULL;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "shm") == 0 || strcmp(argv[i], "net") == 0) transport = argv[i];
+    else CHECK_MSG(0, "usage: test_coll_public N [quick] [shm|net]; got %s", argv[i]);
+  }
+  if (transport) {
+    /* Each rank's own log (%p), connections only (INIT). */
+    snprintf(logDir, sizeof(logDir), "/tmp/mkccl-coll-XXXXXX");
+    CHECK(mkdtemp(logDir));
+    char file[96];
+    snprintf(file, sizeof(file), "%s/log.%%p", logDir);
+    setenv("NCCL_DEBUG", "INFO", 1);
+    setenv("NCCL_DEBUG_SUBSYS", "INIT", 1);
+    setenv("NCCL_DEBUG_FILE", file, 1);
+  }
+  int rc = ranks_run(n, rank_main, NULL, 900);
+  if (transport) {
+    char cmd[96];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", logDir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", logDir);
+  }
+  CHECK_EQ_INT(rc, 0);
   return 0;
 }

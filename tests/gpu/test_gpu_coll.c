@@ -12,8 +12,9 @@
  *                                   transport, capture refused)
  * A killed peer, abort from a thread and leaks: test_gpu_fault.c.
  *
- * Every collective, type and op (PreMulSum too), counts 0/1/odd/large, roots,
- * in place: the same matrix as the host test (tests/common/coll_cases.c).
+ * Every collective, type and op (PreMulSum with a host-immediate and a device
+ * scalar), counts 0/1/odd/large, roots, each case in and out of place: the
+ * same matrix as the host test (tests/common/coll_cases.c).
  * Transports follow the environment (NCCL_P2P_DISABLE=1: SHM; plus
  * NCCL_SHM_DISABLE=1: NET). Exit 77: skipped. */
 #include <cuda_runtime.h>
@@ -43,7 +44,7 @@ static void dev_copy(void* d, const void* s, size_t b) {
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 static void dev_sync(void* stream) { CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)stream)); }
-static const coll_mem_t mem_gpu = {dev_alloc, dev_free, dev_copy, dev_copy, dev_sync};
+static const coll_mem_t mem_gpu = {dev_alloc, dev_free, dev_copy, dev_copy, dev_sync, 0};
 
 static int quick, ndev;
 static ncclUniqueId id;
@@ -121,38 +122,40 @@ static int thread_main(int n) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
   }
   long wrong = 0;
+  int iter = 0;
   const size_t counts[] = {0, 1, 7, 1000003};
   for (int coll = 0; coll < C_N; coll++)
     for (int type = 0; type < ncclNumTypes; type++)
-      for (int op = 0; op < (coll_reduces(coll) ? 6 : 1); op++)
-        for (int k = 0; k < 4; k++) {
-          if (k == 3 && type != ncclFloat32) continue;
-          if (quick && op > 0 && op != 4) continue;
-          coll_case_t c = {coll, type, op, coll_rooted(coll) ? n - 1 : 0, (k + type) % 2, counts[k]};
-          coll_run_t runs[16];
-          for (int r = 0; r < n; r++) {
-            CUDA_CHECK(cudaSetDevice(devs[r]));
-            coll_case_prepare(&runs[r], &c, comms[r], r, n, &mem_gpu, streams[r]);
-          }
-          if (getenv("TEST_GPU_VERBOSE") || getenv("TEST_COLL_TRACE"))
-            fprintf(stderr, "case %s type %d op %d count %zu\n", coll_name(coll), type, op, counts[k]);
-          int group = !getenv("TEST_GPU_NOGROUP"); /* GPU launches return at once: a group is not needed */
-          if (group) CHECK_NCCL(ncclGroupStart());
-          for (int r = 0; r < n; r++) CHECK_NCCL(coll_case_launch(&runs[r]));
-          if (group) CHECK_NCCL(ncclGroupEnd());
-          if (getenv("TEST_GPU_VERBOSE")) {
-            fprintf(stderr, "launched\n");
-            for (int q = 0; q < 3; q++) {
-              for (int r = 0; r < n; r++) fprintf(stderr, "stream %d: %s; ", r, cudaGetErrorString(cudaStreamQuery(streams[r])));
-              fprintf(stderr, "\n");
-              sleep(1);
+      for (int op = 0; op < (coll_reduces(coll) ? C_OP_N : 1); op++)
+        for (int k = 0; k < 4; k++)
+          for (int inPlace = 0; inPlace < 2; inPlace++) {
+            if (k == 3 && type != ncclFloat32) continue;
+            if (quick && op > 0 && op != ncclAvg && op != C_OP_PREMUL_DEV) continue;
+            coll_case_t c = {coll, type, op, coll_rooted(coll) ? n - 1 : 0, inPlace, counts[k], iter++};
+            coll_run_t runs[16];
+            for (int r = 0; r < n; r++) {
+              CUDA_CHECK(cudaSetDevice(devs[r]));
+              coll_case_prepare(&runs[r], &c, comms[r], r, n, &mem_gpu, streams[r]);
+            }
+            if (getenv("TEST_GPU_VERBOSE") || getenv("TEST_COLL_TRACE"))
+              fprintf(stderr, "case %s type %d op %d count %zu\n", coll_name(coll), type, op, counts[k]);
+            int group = !getenv("TEST_GPU_NOGROUP"); /* GPU launches return at once: a group is not needed */
+            if (group) CHECK_NCCL(ncclGroupStart());
+            for (int r = 0; r < n; r++) CHECK_NCCL(coll_case_launch(&runs[r]));
+            if (group) CHECK_NCCL(ncclGroupEnd());
+            if (getenv("TEST_GPU_VERBOSE")) {
+              fprintf(stderr, "launched\n");
+              for (int q = 0; q < 3; q++) {
+                for (int r = 0; r < n; r++) fprintf(stderr, "stream %d: %s; ", r, cudaGetErrorString(cudaStreamQuery(streams[r])));
+                fprintf(stderr, "\n");
+                sleep(1);
+              }
+            }
+            for (int r = 0; r < n; r++) {
+              CUDA_CHECK(cudaSetDevice(devs[r]));
+              wrong += coll_case_check(&runs[r]);
             }
           }
-          for (int r = 0; r < n; r++) {
-            CUDA_CHECK(cudaSetDevice(devs[r]));
-            wrong += coll_case_check(&runs[r]);
-          }
-        }
   CHECK_MSG(wrong == 0, "%ld wrong elements", wrong);
   for (int r = 0; r < n; r++) CHECK_NCCL(ncclCommDestroy(comms[r]));
   return 0;

@@ -33,7 +33,7 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_signal_unsaf
 #                              (the plain CI run checks the model).
 #   test_plan_rooted_*_{2,5,8} Broadcast/Reduce trees against rings for
 #                              every root x type x op: the cost grows with the
-#                              ranks squared (410 s of the plain suite's CPU
+#                              ranks squared (175 s of the plain suite's CPU
 #                              for 2..8 ranks). 3 and 4 ranks (odd and even
 #                              trees, shifted or mirrored) over shm and the
 #                              net run; 2 is a chain, 5 and 8 repeat shapes.

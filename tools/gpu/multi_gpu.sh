@@ -10,7 +10,8 @@
 #      sizes; small AllReduces run FLAT, which one case checks in its log)
 #      with N processes and with N GPUs in one process, over P2P (the
 #      default mode, write except on Ampere, and read mode), SHM only and NET only; the
-#      logs must show the transport asked for; a captured graph; a peer
+#      logs must show the transport asked for; a captured graph; the
+#      communicator and memory API (test_gpu_api); a peer
 #      killed mid-AllReduce and init/abort cycles (no leaks) over P2P; the
 #      matrix again with NCCL_PROTO=LL and NCCL_PROTO=Simple (the model mixes
 #      them by size otherwise); trees forced (NCCL_ALGO) over P2P, SHM and NET
@@ -79,6 +80,11 @@ for m in "proc_p2p_tree:proc:" "thread_p2p_tree:thread:" "proc_shm_tree:proc:$P2
   need "$name" "Algo tree"
 done
 t graph_p2p 60 $G -- $C/bin/test_gpu_coll graph $N
+# The communicator and memory API (tests/gpu/test_gpu_api.c), one rank per GPU.
+for m in split shrink revoke window simulate nonblocking; do
+  ((N >= 3)) || [[ $m != shrink ]] || continue # survivors of a shrink: more than one
+  t api_$m 60 $G -- $C/bin/test_gpu_api $m $N
+done
 t kill_p2p 30 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_fault kill $N
 t leak_p2p 60 $G MKCCL_TIMEOUT=600 -- $C/bin/test_gpu_fault leak $N
 fi

@@ -9,7 +9,8 @@
 # transport, which is where our net, tuner and profiler plugins load into it.
 #   A  mkccl correctness: test_gpu_coll, 1 rank, 2 ranks in one process and
 #      2 processes, over P2P, SHM and NET (watchdog on, hard time limits);
-#      faults: a stuck peer, a killed peer, abort from a thread, leaks
+#      faults: a stuck peer, a killed peer, abort from a thread, leaks;
+#      the communicator and memory API (test_gpu_api)
 #      (test_gpu_fault; ONE_GPU_ONLY=A ONE_GPU_CASES='gpu_(kill|abort|leak)'
 #      runs only those)
 #   B  NCCL 2.28.9 hosting our plugins: net-socket, tuner-rules, profiler
@@ -68,6 +69,11 @@ for m in kill abort leak; do
   t gpu_${m}_p2p $lim $G MKCCL_TIMEOUT=$to -- $C/bin/test_gpu_fault $m 2
   t gpu_${m}_shm $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
   t gpu_${m}_net $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
+done
+# The communicator and memory API (tests/gpu/test_gpu_api.c): split, shrink, revoke, windows on
+# ncclMemAlloc'ed memory, ncclGroupSimulateEnd, non-blocking init.
+for m in split shrink revoke window simulate nonblocking; do
+  t gpu_api_$m 60 $G -- $C/bin/test_gpu_api $m $([[ $m == shrink ]] && echo 3 || echo 2)
 done
 # CUDA graphs: captured collectives replayed (P2P, SHM, NET: the proxy's ops posted by a host node at each replay).
 t gpu_graph_1rank 60 $G -- $C/bin/test_gpu_coll graph 1

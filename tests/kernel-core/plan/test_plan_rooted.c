@@ -1,9 +1,11 @@
 /* Broadcast and Reduce on trees, through real communicators of N ranks
  * (processes), against the same collectives on rings:
- *  - for every root, every type, every op (PreMulSum and Avg included),
- *    counts 0, 1, odd and large (many chunks), in and out of place: the
- *    tree communicator (NCCL_ALGO=tree) and the ring one (NCCL_ALGO=^tree)
- *    give the same bytes on every rank, and the exact expected values;
+ *  - for every root, every type, every op (Avg and PreMulSum, host and
+ *    device scalar, included), counts 0, 1, odd and large (many chunks),
+ *    each in and out of place: the tree communicator (NCCL_ALGO=tree) and
+ *    the ring one (NCCL_ALGO=^tree) give the same bytes on every rank, and
+ *    the exact expected values (float Avg over 3 or 5 ranks rounds 1/n:
+ *    there, values within the rounding);
  *  - the tree path was taken: the planner's per-algorithm item counts
  *    (comm->dp.algoCount) show every non-empty case of the tree
  *    communicator on trees and none of the ring one's;
@@ -43,8 +45,11 @@ static long same_on_both(ncclComm_t ring, ncclComm_t tree, const coll_case_t* c,
   coll_case_prepare(&b, c, tree, rank, n, &coll_mem_host, NULL);
   CHECK_NCCL(coll_case_launch(&a));
   CHECK_NCCL(coll_case_launch(&b));
-  CHECK_MSG(memcmp(a.r, b.r, a.outCnt * a.ts) == 0, "rank %d: %s root %d type %d op %d count %zu in place %d: ring "
-            "and tree differ", rank, coll_name(c->coll), c->root, c->type, c->op, c->count, c->inPlace);
+  /* Inexact results (float Avg over 3 or 5 ranks) depend on the order of
+   * the additions: checked within their rounding alone. */
+  CHECK_MSG(!coll_case_exact(&a) || memcmp(a.r, b.r, a.outCnt * a.ts) == 0,
+            "rank %d: %s root %d type %d op %d count %zu in place %d: ring and tree differ", rank, coll_name(c->coll),
+            c->root, c->type, c->op, c->count, c->inPlace);
   return coll_case_check(&a) + coll_case_check(&b);
 }
 
@@ -60,15 +65,18 @@ static long run_matrix(ncclComm_t ring, ncclComm_t tree, int rank, int n, uint64
   for (int root = 0; root < n; root++) {
     for (int coll = C_BROADCAST; coll <= C_REDUCE; coll++) {
       for (int type = 0; type < ncclNumTypes; type++)
-        for (int op = 0; op < (coll == C_REDUCE ? C_OP_PREMUL + 1 : 1); op++) {
-          int k = (root + type + op) % 4;
-          coll_case_t c = {coll, type, op, root, (root + type + op) / 4 % 2, counts[k]};
-          wrong += same_on_both(ring, tree, &c, rank, n);
-          *planned += c.count > 0;
-        }
-      coll_case_t big = {coll, coll == C_REDUCE ? ncclFloat32 : ncclInt8, 0, root, root % 2, large};
-      wrong += same_on_both(ring, tree, &big, rank, n);
-      (*planned)++;
+        for (int op = 0; op < (coll == C_REDUCE ? C_OP_N : 1); op++)
+          for (int inPlace = 0; inPlace < 2; inPlace++) {
+            int k = (root + type + op) % 4;
+            coll_case_t c = {coll, type, op, root, inPlace, counts[k], 0};
+            wrong += same_on_both(ring, tree, &c, rank, n);
+            *planned += c.count > 0;
+          }
+      for (int inPlace = 0; inPlace < 2; inPlace++) {
+        coll_case_t big = {coll, coll == C_REDUCE ? ncclFloat32 : ncclInt8, 0, root, inPlace, large, 1};
+        wrong += same_on_both(ring, tree, &big, rank, n);
+        (*planned)++;
+      }
     }
   }
   return wrong;

@@ -71,13 +71,14 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommInitRank(&tree, n, s->ids[1], rank));
   unsetenv("NCCL_ALGO");
   for (int type = 0; type < ncclNumTypes; type++)
-    for (int op = 0; op <= C_OP_PREMUL; op++) {
-      coll_case_t c = {C_ALLREDUCE, type, op, 0, op % 2, type == ncclFloat32 ? 300007 : 77};
-      coll_run_t run;
-      coll_case_prepare(&run, &c, tree, rank, n, &coll_mem_host, NULL);
-      CHECK_NCCL(coll_case_launch(&run));
-      wrong += coll_case_check(&run);
-    }
+    for (int op = 0; op < C_OP_N; op++)
+      for (int inPlace = 0; inPlace < 2; inPlace++) {
+        coll_case_t c = {C_ALLREDUCE, type, op, 0, inPlace, type == ncclFloat32 ? 300007 : 77, 0};
+        coll_run_t run;
+        coll_case_prepare(&run, &c, tree, rank, n, &coll_mem_host, NULL);
+        CHECK_NCCL(coll_case_launch(&run));
+        wrong += coll_case_check(&run);
+      }
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements on trees", rank, wrong);
   CHECK(tree->dp.treesConnected && tree->dp.algoCount[MK_ALGO_TREE] > 0 && tree->dp.algoCount[MK_ALGO_RING] == 0);
   CHECK(check_transports(tree) > 2 * tree->dp.nChannels); /* the tree added connections */
