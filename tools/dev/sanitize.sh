@@ -51,7 +51,7 @@ sanitized() { # name, -fsanitize list, extra C flags, ctest args...
   # The build's output goes to a log, shown when it fails.
   mkdir -p "build-$name"
   if ! { cmake -S . -B "build-$name" -DMKCCL_WERROR=ON -DMKCCL_ENABLE_CUDA=OFF -DMKCCL_SANITIZE="$list" \
-           -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-fno-sanitize-recover=all $cflags" &&
+           -DMKCCL_REQUIRE_TEST_DEPS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-fno-sanitize-recover=all $cflags" &&
          cmake --build "build-$name" -j"$jobs"; } >"build-$name/build.log" 2>&1; then
     tail -n 60 "build-$name/build.log"
     echo "sanitize $name: build failed (build-$name/build.log)" >&2
