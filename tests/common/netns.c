@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
+
 static int netns_sh(const char* cmd) {
   int rc = system(cmd);
   return rc == 0 ? 0 : -1;
@@ -62,6 +64,5 @@ int netns_enter(const netns_pair_t* p, int which, const char* hostname) {
 
 void netns_require(netns_pair_t* p) {
   if (geteuid() == 0 && netns_pair_create(p) == 0) return;
-  printf("skip: cannot create two network namespaces joined by a veth pair here (needs root and `ip netns`)\n");
-  exit(NETNS_SKIP);
+  SKIP("cannot create two network namespaces joined by a veth pair here (needs root and `ip netns`)");
 }

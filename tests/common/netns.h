@@ -2,12 +2,9 @@
  * (10.77.0.1/24 and 10.77.0.2/24, names carrying the test's pid), each rank
  * process entering one and taking a UTS namespace with a hostname of its
  * own, as a real host has. Needs root and `ip netns`; tests that cannot
- * have them exit with NETNS_SKIP, which ctest reads as a skip
- * (SKIP_RETURN_CODE). */
+ * have them skip (check.h: SKIP, exit 77). */
 #ifndef MKCCL_TESTS_NETNS_H
 #define MKCCL_TESTS_NETNS_H
-
-#define NETNS_SKIP 77
 
 typedef struct {
   char ns[2][32];
@@ -22,7 +19,7 @@ void netns_pair_destroy(const netns_pair_t* p);
  * hostname "<hostname>"; 0 on success. */
 int netns_enter(const netns_pair_t* p, int which, const char* hostname);
 
-/* Prints why and exits NETNS_SKIP unless running as root with ip netns. */
+/* Skips the test (check.h: SKIP) unless running as root with ip netns. */
 void netns_require(netns_pair_t* p);
 
 #endif

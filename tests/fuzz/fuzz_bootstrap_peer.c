@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap_internal.h"
+#include "fuzz_setup.h"
 #include "sock.h"
 
 #define FUZZ_RANKS 4
@@ -71,12 +72,10 @@ static const struct {
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bootstrap_state_t* st = fuzz_state_new();
-  if (!st) return 0;
+  if (!st) fuzz_setup_failed("fuzz_bootstrap_peer", "no listener on 127.0.0.1");
   int fd = -1;
-  if (sock_connect(&st->listenAddr, sock_deadline_ms(200), NULL, &fd) != SOCK_OK) {
-    fuzz_state_free(st);
-    return 0;
-  }
+  if (sock_connect(&st->listenAddr, sock_deadline_ms(200), NULL, &fd) != SOCK_OK)
+    fuzz_setup_failed("fuzz_bootstrap_peer", "no connection to its listener");
   uint8_t msg[4096];
   size_t n = size < sizeof(msg) ? size : sizeof(msg);
   memcpy(msg, data, n);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
+#include "fuzz_setup.h"
 #include "sock.h"
 
 static bootstrap_handle_t fuzz_handle;
@@ -28,11 +29,13 @@ static int fuzz_root_start(void) {
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (!fuzz_started && fuzz_root_start() != 0) return 0;
+  if (!fuzz_started && fuzz_root_start() != 0)
+    fuzz_setup_failed("fuzz_bootstrap_root", "bootstrap_root_start on 127.0.0.1");
   int fd = -1;
   if (sock_connect(&fuzz_handle.addr, sock_deadline_ms(200), NULL, &fd) != SOCK_OK) {
+    /* The last input's registration finished the root's job: a new root. */
     if (fuzz_root_start() != 0 || sock_connect(&fuzz_handle.addr, sock_deadline_ms(200), NULL, &fd) != SOCK_OK)
-      return 0;
+      fuzz_setup_failed("fuzz_bootstrap_root", "no connection to a fresh root");
   }
   uint8_t msg[512];
   size_t n = size < sizeof(msg) ? size : sizeof(msg);

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fuzz_setup.h"
 #include "net_socket_api.h"
 #include "net_socket_conn.h"
 #include "net_socket_handle.h"
@@ -56,11 +57,12 @@ static char fuzz_buf0[256], fuzz_buf1[64], fuzz_buf2[8192], fuzz_buf3[16];
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (!fuzz_init()) return 0;
+  if (!fuzz_init()) fuzz_setup_failed("fuzz_net_socket", "net_socket_init on lo");
   net_socket_handle_t h;
   char opaque[NCCL_NET_HANDLE_MAXSIZE];
   void* listenComm = NULL;
-  if (net_socket_listen(0, opaque, &listenComm, NCCL_NET_TRAFFIC_CLASS_UNDEF, 0) != ncclSuccess) return 0;
+  if (net_socket_listen(0, opaque, &listenComm, NCCL_NET_TRAFFIC_CLASS_UNDEF, 0) != ncclSuccess)
+    fuzz_setup_failed("fuzz_net_socket", "net_socket_listen on lo");
   memcpy(&h, opaque, sizeof(h));
 
   uint8_t flags = 0;
@@ -81,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   int fds[FUZZ_SOCKS] = {-1, -1};
   for (int i = 0; i < FUZZ_SOCKS; i++) {
-    if (sock_connect(&h.addr, sock_deadline_ms(200), NULL, &fds[i]) != SOCK_OK) goto out;
+    if (sock_connect(&h.addr, sock_deadline_ms(200), NULL, &fds[i]) != SOCK_OK)
+      fuzz_setup_failed("fuzz_net_socket", sock_error()); /* the listener is ours, on lo */
     (void)sock_send_all(fds[i], &hello[i], sizeof(hello[i]), sock_deadline_ms(200), NULL);
     if (i == FUZZ_SOCKS - 1 && nCtrl) (void)sock_send_all(fds[i], ctrl, nCtrl, sock_deadline_ms(200), NULL);
     if (i == 0 && nRest) (void)sock_send_all(fds[i], rest, nRest, sock_deadline_ms(200), NULL);
@@ -140,7 +143,6 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (got > nCtrl + nRest) __builtin_trap();
     net_socket_close_comm(recvComm);
   }
-out:
   for (int i = 0; i < FUZZ_SOCKS; i++) sock_close(&fds[i]);
   net_socket_close_listen(listenComm);
   return 0;

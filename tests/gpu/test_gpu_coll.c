@@ -242,16 +242,10 @@ int main(int argc, char** argv) {
   int n = atoi(argv[2]);
   quick = argc > 3 && !strcmp(argv[3], "quick");
   ndev = gpu_count_in_child();
-  if (ndev < 1) {
-    printf("test_gpu_coll: skipped: no CUDA device\n");
-    return 77;
-  }
+  if (ndev < 1) SKIP("test_gpu_coll: no CUDA device");
   alarm(280); /* a hang becomes a failure */
   if (!strcmp(argv[1], "thread")) {
-    if (ndev < n && !getenv("MKCCL_ALLOW_SAME_GPU")) {
-      printf("test_gpu_coll: skipped: %d GPUs, thread mode needs %d\n", ndev, n);
-      return 77;
-    }
+    if (ndev < n && !getenv("MKCCL_ALLOW_SAME_GPU")) SKIP("test_gpu_coll: %d GPUs, thread mode needs %d", ndev, n);
     return thread_main(n);
   }
   CHECK_NCCL(ncclGetUniqueId(&id));

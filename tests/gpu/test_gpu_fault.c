@@ -378,10 +378,7 @@ int main(int argc, char** argv) {
   }
   int n = atoi(argv[2]);
   ndev = gpu_count_in_child();
-  if (ndev < 1) {
-    printf("test_gpu_fault: skipped: no CUDA device\n");
-    return 77;
-  }
+  if (ndev < 1) SKIP("test_gpu_fault: no CUDA device");
   CHECK_MSG(n >= 1 && n <= 256, "bad rank count %d", n);
   if (!strcmp(argv[1], "kill")) return kill_run(n);
   if (!strcmp(argv[1], "abort")) {

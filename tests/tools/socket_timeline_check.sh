@@ -8,7 +8,7 @@ src=$1
 case $2 in
   patch)
     if ! command -v git >/dev/null 2>&1 || ! git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
-      echo "socket_timeline_check: not a git checkout, skipped"
+      echo "skip: socket_timeline_check: not a git checkout" >&2
       exit 77
     fi
     git -C "$src" apply --check "$src/tools/bench/socket_timeline.patch"

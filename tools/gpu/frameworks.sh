@@ -43,12 +43,12 @@ have() { timeout 90 python3 -c "$1" > "$OUT/have_$2.txt" 2>&1; }
 if have "import torch; print('torch', torch.__version__, 'NCCL', torch.cuda.nccl.version(), 'GPUs', torch.cuda.device_count())" torch; then
   HAVE_TORCH=1; echo "== $(tail -1 "$OUT/have_torch.txt"); mkccl's library: $MKLIB"
 else
-  HAVE_TORCH=0; echo "NOTRUN torch: $(tail -1 "$OUT/have_torch.txt")" | tee -a "$OUT/summary.txt"
+  HAVE_TORCH=0; gpu_case torch notrun "NOTRUN torch: $(tail -1 "$OUT/have_torch.txt")"
 fi
 if have "import cupy; from cupy.cuda import nccl; print('cupy', cupy.__version__, 'nccl', getattr(nccl, 'available', '?'))" cupy; then
   HAVE_CUPY=1; echo "== $(tail -1 "$OUT/have_cupy.txt")"
 else
-  HAVE_CUPY=0; echo "NOTRUN cupy: $(tail -1 "$OUT/have_cupy.txt")" | tee -a "$OUT/summary.txt"
+  HAVE_CUPY=0; gpu_case cupy notrun "NOTRUN cupy: $(tail -1 "$OUT/have_cupy.txt")"
 fi
 
 # A rank left running past its case (its launcher killed at the limit) is
@@ -71,9 +71,8 @@ fw_tally() {
   p=$(grep -cE "${LINE}PASS " "$log"); f=$(grep -cE "${LINE}FAIL " "$log"); n=$(grep -cE "${LINE}NOTRUN " "$log")
   echo "  $name: $p PASS, $f FAIL, $n NOTRUN lines" | tee -a "$OUT/summary.txt"
   if ((f)); then
-    echo "FAIL $name: $f FAIL lines" >> "$OUT/summary.txt"
+    gpu_case "$name" fail "FAIL $name: $f FAIL lines"
     grep -E "${LINE}FAIL " "$log" | head -25 | cut -c1-400 | sed 's/^/  | /'
-    fail=1
   fi
   grep -E "${LINE}NOTRUN " "$log" | sed -E "s/${LINE}//; s/ \[rank [0-9]+\/[0-9]+\]//" | sort | uniq -c |
     awk '{c = $1; $1 = ""; sub(/^ /, ""); print "  " $0 " (" c " rank" (c > 1 ? "s" : "") ")"}' | tee -a "$OUT/summary.txt"
@@ -87,8 +86,7 @@ fw_need() {
   [[ -f $OUT/$name.log ]] || return 0
   got=$(grep -cE "${LINE}$pat" "$OUT/$name.log")
   if ((got < count)); then
-    echo "FAIL $name: $got of $count ranks printed '$pat'" | tee -a "$OUT/summary.txt"
-    fail=1
+    gpu_case "$name" fail "FAIL $name: $got of $count ranks printed '$pat'"
   fi
 }
 # fw_case NAME LIMIT ENV... -- CMD...: one launch through gpu_lib's t, each
@@ -132,7 +130,5 @@ if [[ $ONLY == *C* ]] && ((HAVE_CUPY)); then
   fi
 fi
 
-echo "== summary"
-cat "$OUT/summary.txt" 2>/dev/null
-echo "== done in $((SECONDS - T0)) s, fail=$fail"
-exit $fail
+gpu_done
+exit $?

@@ -1,11 +1,17 @@
-# Sourced by the GPU check scripts (one_gpu.sh, multi_gpu.sh): the common
-# setup and the case runner. Before sourcing: cd to the repository root.
-# Sets C (the carry), OUT (logs, packed into $OUT_FINAL/logs.tgz at exit),
-# NCCL_DIR, MK_LD / NC_LD (library paths for mkccl / NCCL runs), P (mkccl's
-# plugins), fail, T0 and BUDGET (ONE_GPU_BUDGET_S, seconds for all cases).
+# Sourced by the GPU check scripts (one_gpu.sh, multi_gpu.sh, sweep.sh): the
+# common setup and the case runner. Before sourcing: cd to the repository root.
+# Sets C (the carry), OUT (logs, packed into $OUT_FINAL/logs.tgz at exit;
+# GPU_LOG_DIR, default /tmp/gpu_check_logs), NCCL_DIR, MK_LD / NC_LD (library
+# paths for mkccl / NCCL runs), P (mkccl's plugins), fail (a check beside the
+# cases failed), T0 and BUDGET (ONE_GPU_BUDGET_S, seconds for all cases).
+# Every case passes, fails or is not run (cut for time, not built); gpu_done
+# prints how many of each and fails the run on a failure or a case not run. A
+# case the caller did not select (ONE_GPU_CASES, a regex on names, or the
+# scripts' *_ONLY sections) is not part of the run and is not counted.
+# tests/tools/test_gpu_lib.sh checks this on the host, with stub cases.
 C=$PWD/.carry
 OUT_FINAL=${OUT:-/tmp/out}
-OUT=/tmp/gpu_check_logs   # logs here, packed at the end (few files come back)
+OUT=${GPU_LOG_DIR:-/tmp/gpu_check_logs}   # logs here, packed at the end (few files come back)
 rm -rf "$OUT"; mkdir -p "$OUT" "$OUT_FINAL"
 trap 'tar czf "$OUT_FINAL/logs.tgz" -C "$OUT" . 2>/dev/null' EXIT
 T0=$SECONDS
@@ -17,8 +23,12 @@ MK_LD=$C/lib:$C/deps:/usr/local/cuda/lib64
 NC_LD=$NCCL_DIR/lib:$C/deps:/usr/local/cuda/lib64
 P=$C/lib/mkccl
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
-echo "== $(nvidia-smi -L | head -8 | tr '\n' ';') NCCL at ${NCCL_DIR:-<none>}"
-nvidia-smi --query-gpu=name,driver_version,compute_mode,mig.mode.current --format=csv,noheader | sort | uniq -c
+if command -v nvidia-smi >/dev/null; then
+  echo "== $(nvidia-smi -L | head -8 | tr '\n' ';') NCCL at ${NCCL_DIR:-<none>}"
+  nvidia-smi --query-gpu=name,driver_version,compute_mode,mig.mode.current --format=csv,noheader | sort | uniq -c
+else
+  echo "== no nvidia-smi here; NCCL at ${NCCL_DIR:-<none>}"
+fi
 
 # While a case runs: after $1 s, the stacks of every process matching $2.
 stacks_after() {
@@ -36,31 +46,66 @@ stacks_after() {
 
 left() { echo $((BUDGET - (SECONDS - T0))); }
 fail=0
+declare -gA GPU_CASE=() # name -> pass | fail | notrun
+gpu_selected() { [[ $1 =~ ${ONE_GPU_CASES:-.} ]]; }
+gpu_case() { # name, pass|fail|notrun, summary line
+  GPU_CASE[$1]=$2
+  echo "$3" | tee -a "$OUT/summary.txt"
+}
+# A case that cannot run here (a program that was not built): not run.
+not_run() { # name, why
+  gpu_selected "$1" && gpu_case "$1" notrun "NOTRUN $1 ($2)"
+}
 # name, time limit, env..., -- command...
 t() {
   local name=$1 lim=$2; shift 2
   local envs=()
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done
   shift
-  [[ $name =~ ${ONE_GPU_CASES:-.} ]] || return 0
-  if (($(left) < lim)); then echo "SKIP $name (time)" | tee -a "$OUT/summary.txt"; return; fi
+  gpu_selected "$name" || return 0
+  if (($(left) < lim)); then
+    gpu_case "$name" notrun "NOTRUN $name (time: $(left) s of the budget left, the case needs $lim)"
+    return
+  fi
   local t1=$SECONDS
   env "${envs[@]}" timeout -s KILL "$lim" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
-  if ((rc == 0)); then echo "PASS $name ($((SECONDS - t1)) s)" | tee -a "$OUT/summary.txt"
+  if ((rc == 0)); then gpu_case "$name" pass "PASS $name ($((SECONDS - t1)) s)"
   else
-    echo "FAIL $name rc=$rc ($((SECONDS - t1)) s$( ((rc == 137)) && echo ', killed at the limit'))" | tee -a "$OUT/summary.txt"
+    gpu_case "$name" fail "FAIL $name rc=$rc ($((SECONDS - t1)) s$( ((rc == 137)) && echo ', killed at the limit'))"
     grep -v "^launched\|watchdog" "$OUT/$name.log" | tail -12 | sed 's/^/  | /'
     grep "watchdog" "$OUT/$name.log" | tail -6 | sed 's/^/  w /'
-    fail=1
   fi
-  sleep 1
+  sleep "${GPU_CASE_PAUSE_S:-1}"
 }
 
 # A case that passed without running what it is about (a fallback) fails.
+# One that failed or did not run is counted already; one never started that
+# the caller selected is a mistake in the script, and fails too.
 need() { # name, pattern: the log must say it
-  [[ -f $OUT/$1.log ]] || return 0
-  grep -q -- "$2" "$OUT/$1.log" || { echo "FAIL $1: no '$2' in its log" | tee -a "$OUT/summary.txt"; fail=1; }
+  gpu_selected "$1" || return 0
+  case ${GPU_CASE[$1]:-} in
+    pass) grep -q -- "$2" "$OUT/$1.log" || gpu_case "$1" fail "FAIL $1: no '$2' in its log" ;;
+    fail|notrun) ;;
+    *) gpu_case "$1" fail "FAIL $1: no such case ran, so '$2' was not checked" ;;
+  esac
+}
+
+# The end of a run: the counts, and its status (return it: gpu_done; exit $?).
+gpu_done() {
+  local ran=0 passed=0 failed=0 notrun=0 s
+  for s in "${GPU_CASE[@]}"; do
+    case $s in
+      pass) ran=$((ran + 1)) passed=$((passed + 1)) ;;
+      fail) ran=$((ran + 1)) failed=$((failed + 1)) ;;
+      notrun) notrun=$((notrun + 1)) ;;
+    esac
+  done
+  local verdict=passed
+  ((failed || notrun || fail)) && verdict=FAILED
+  echo "== done in $((SECONDS - T0)) s: ran $ran, passed $passed, failed $failed, not run $notrun$( ((fail)) &&
+    echo ', and a check beside the cases failed'): $verdict" | tee -a "$OUT/summary.txt"
+  [[ $verdict == passed ]]
 }
 # NVIDIA's nccl-tests, built here against NCCL's nccl.h, each program run with
 # NCCL's libnccl.so.2 and with mkccl's (the arguments say how many GPUs: -g N
@@ -74,10 +119,10 @@ nccl_tests_section() {
   local NT_ARGV
   read -ra NT_ARGV <<< "$args"
   if [[ ! -e $NT_SRC/src/common.cu ]]; then
-    echo "FAIL nt_build: no nccl-tests sources in $NT_SRC (put them in /tmp/nccl-tests-src, then tools/gpu/pack.sh)" | tee -a "$OUT/summary.txt"; fail=1; return
+    gpu_case nt_build fail "FAIL nt_build: no nccl-tests sources in $NT_SRC (put them in /tmp/nccl-tests-src, then tools/gpu/pack.sh)"; return
   fi
   if [[ ! -e $NCCL_DIR/include/nccl.h || ! -e $NCCL_DIR/lib/libnccl.so.2 ]]; then
-    echo "FAIL nt_build: no NCCL include/nccl.h + lib/libnccl.so.2 at '${NCCL_DIR}' (python3 nvidia.nccl)" | tee -a "$OUT/summary.txt"; fail=1; return
+    gpu_case nt_build fail "FAIL nt_build: no NCCL include/nccl.h + lib/libnccl.so.2 at '${NCCL_DIR}' (python3 nvidia.nccl)"; return
   fi
   [[ -x $NT_BIN/all_reduce_perf ]] ||
     t nt_build 150 -- tools/gpu/nccl_tests_build.sh "$NT_SRC" "$NCCL_DIR/include" "$NCCL_DIR/lib" "$NT_BIN" "${NT_PROGS[@]}"
@@ -86,8 +131,7 @@ nccl_tests_section() {
   local NT_RAN=() p
   for p in "${NT_PROGS[@]}"; do
     if [[ ! -x $NT_BIN/${p}_perf ]]; then
-      # Not built: a failed build already failed the section; a build skipped for time did not.
-      echo "SKIP nt_${p} (not built)" | tee -a "$OUT/summary.txt"; continue
+      not_run "nt_${p}_nccl" "not built"; not_run "nt_${p}_mkccl" "not built"; continue
     fi
     # The loader trace says which libnccl.so.2 each run really initialised.
     t "nt_${p}_nccl" "$lim" LD_LIBRARY_PATH=$NC_LD LD_DEBUG=libs LD_DEBUG_OUTPUT=$OUT/nt_${p}_nccl.ld -- "$NT_BIN/${p}_perf" "${NT_ARGV[@]}"

@@ -5,7 +5,8 @@
 #   run(command="bash tools/gpu/multi_gpu.sh", kind="nvidia-h200-x2", carry=[".carry"], timeout_s=590)
 # Sections, run in this order: Q F M L T C (MULTI_GPU_ONLY picks, default all;
 # ONE_GPU_CASES is a regex on case names); correctness first, so a short
-# budget (ONE_GPU_BUDGET_S) skips benchmarks, not checks:
+# budget (ONE_GPU_BUDGET_S) cuts benchmarks, not checks; a case cut is "not
+# run" and fails the run (pick the sections that fit instead):
 #   Q  quick correctness: test_gpu_coll (every collective, a few types and
 #      sizes; small AllReduces run FLAT, which one case checks in its log)
 #      with N processes and with N GPUs in one process, over P2P (the
@@ -155,5 +156,5 @@ cat "$OUT/perf_table.txt"
 grep -E "^(PASS|FAIL) perf_" "$OUT/perf_table.txt" >> "$OUT/summary.txt"
 fi
 
-echo "== done in $((SECONDS - T0)) s, fail=$fail"
-exit $fail
+gpu_done
+exit $?

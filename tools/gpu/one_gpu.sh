@@ -29,7 +29,9 @@
 #      .carry/nccl-tests-src (tools/gpu/pack.sh copies /tmp/nccl-tests-src;
 #      NVIDIA's code is never in this repository; ONE_GPU_ONLY=T runs only it,
 #      ~1.5 min; NT_ARGS overrides the nccl-tests arguments)
-# Logs go to $OUT (fetched back); stdout carries the summary.
+# Logs go to $OUT (fetched back); stdout carries the summary: ran, passed,
+# failed, not run (cut for time: that fails the run, as a failure does;
+# ONE_GPU_ONLY and ONE_GPU_CASES select what is part of the run).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu/gpu_lib.sh
@@ -183,5 +185,5 @@ if [[ $ONLY == *T* ]]; then
 echo "== T: NVIDIA's nccl-tests, built here against NCCL's nccl.h; NCCL 2.28.9 vs mkccl, 1 rank, -c 1"
 nccl_tests_section "${NT_ARGS:--b 8 -e 1G -f 4 -g 1 -c 1 -w 5 -n 20}" 60
 fi
-echo "== done in $((SECONDS - T0)) s, fail=$fail"
-exit $fail
+gpu_done
+exit $?

@@ -38,5 +38,5 @@ for s in sizes:
     print(f"{s:>10}" + "".join(f" {cols[n].get(str(s), '-'):>14}" for n in names))
 PY
 done
-echo "== done in $((SECONDS - T0)) s, fail=$fail"
-exit $fail
+gpu_done
+exit $?

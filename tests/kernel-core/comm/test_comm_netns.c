@@ -1,7 +1,7 @@
 /* Ranks in two network namespaces joined by a veth pair act as two hosts:
  * each picks its veth interface on its own, bootstrap crosses the link, and
  * the peer info counts two nodes of two ranks. Needs root and `ip netns`;
- * skipped (exit NETNS_SKIP, with a message) where they are missing. */
+ * skipped (exit 77, with the reason) where they are missing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>

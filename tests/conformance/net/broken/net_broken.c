@@ -1,14 +1,19 @@
 /* net-broken: a net plugin with a deliberate bug, to prove the conformance
  * kit fails a plugin that is wrong. It forwards everything to a working
  * plugin (MKCCL_NET_BROKEN_INNER, a path exporting ncclNetPlugin_v12) and
- * breaks completed receives as MKCCL_NET_BROKEN_BUG says:
- *   corrupt: flips one byte in the middle of every non-empty message;
- *   size:    reports one byte more than arrived for messages over 4 KB;
- *   inorder: no bug: test on a receive while an earlier receive of the same
- *            connection is unfinished returns ncclInternalError, as NCCL's
- *            own socket plugin cannot take one (its test of a fresh request
- *            reads the next size header) and NCCL's core never makes one.
- *            The kit must pass it. */
+ * breaks it as MKCCL_NET_BROKEN_BUG says:
+ *   corrupt:   flips one byte in the middle of every non-empty message;
+ *   size:      reports one byte more than arrived for messages over 4 KB;
+ *   inorder:   no bug: test on a receive while an earlier receive of the
+ *              same connection is unfinished returns ncclInternalError, as
+ *              NCCL's own socket plugin cannot take one (its test of a fresh
+ *              request reads the next size header) and NCCL's core never
+ *              makes one. The kit must pass it;
+ *   nodev:     devices() reports 0: the kit has nothing to test (exit 77);
+ *   speed0:    every device's speed is 0 (unknown), which NCCL tolerates:
+ *              the kit warns and passes it, data checks included;
+ *   maxcomms0: every device's maxComms is 0, a property the kit fails; the
+ *              data checks must run all the same. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
@@ -18,7 +23,7 @@
 
 static const mkcclParamDecl_v1 net_broken_decls[] = {
     {"MKCCL_NET_BROKEN_INNER", MKCCL_PARAM_STRING, "", "path of the working plugin to wrap"},
-    {"MKCCL_NET_BROKEN_BUG", MKCCL_PARAM_STRING, "corrupt", "corrupt | size | inorder"},
+    {"MKCCL_NET_BROKEN_BUG", MKCCL_PARAM_STRING, "corrupt", "corrupt | size | inorder | nodev | speed0 | maxcomms0"},
 };
 static plugin_params_t net_broken_params = {NULL, net_broken_decls, 2};
 
@@ -29,7 +34,8 @@ __attribute__((visibility("default"))) const mkcclPluginInfo_v1_t mkcclPluginInf
     net_broken_bind};
 
 static const ncclNet_v12_t* inner;
-static int net_broken_sizeBug, net_broken_inorder;
+static int net_broken_corrupt, net_broken_sizeBug, net_broken_inorder, net_broken_nodev, net_broken_speed0,
+    net_broken_maxcomms0;
 
 /* Receives in flight: which buffers a completed request filled, on which
  * connection, in which order they were posted. */
@@ -52,14 +58,29 @@ static ncclResult_t net_broken_init(void** ctx, uint64_t commId, ncclNetCommConf
     inner = lib ? dlsym(lib, "ncclNetPlugin_v12") : NULL;
     if (!inner) return ncclInvalidUsage;
     const char* bug = plugin_param_str(&net_broken_params, "MKCCL_NET_BROKEN_BUG");
+    net_broken_corrupt = bug && strcmp(bug, "corrupt") == 0;
     net_broken_sizeBug = bug && strcmp(bug, "size") == 0;
     net_broken_inorder = bug && strcmp(bug, "inorder") == 0;
+    net_broken_nodev = bug && strcmp(bug, "nodev") == 0;
+    net_broken_speed0 = bug && strcmp(bug, "speed0") == 0;
+    net_broken_maxcomms0 = bug && strcmp(bug, "maxcomms0") == 0;
   }
   return inner->init(ctx, commId, config, log, prof);
 }
 
-static ncclResult_t net_broken_devices(int* n) { return inner->devices(n); }
-static ncclResult_t net_broken_props(int d, ncclNetProperties_v12_t* p) { return inner->getProperties(d, p); }
+static ncclResult_t net_broken_devices(int* n) {
+  ncclResult_t res = inner->devices(n);
+  if (res == ncclSuccess && net_broken_nodev) *n = 0;
+  return res;
+}
+
+static ncclResult_t net_broken_props(int d, ncclNetProperties_v12_t* p) {
+  ncclResult_t res = inner->getProperties(d, p);
+  if (res != ncclSuccess) return res;
+  if (net_broken_speed0) p->speed = 0;
+  if (net_broken_maxcomms0) p->maxComms = 0;
+  return res;
+}
 static ncclResult_t net_broken_listen(void* ctx, int d, void* h, void** l) { return inner->listen(ctx, d, h, l); }
 static ncclResult_t net_broken_connect(void* ctx, int d, void* h, void** s, ncclNetDeviceHandle_v12_t** dh) {
   return inner->connect(ctx, d, h, s, dh);
@@ -114,10 +135,10 @@ static ncclResult_t net_broken_test(void* req, int* done, int* sizes) {
   for (int i = 0; i < 256; i++) {
     net_broken_recv_t* r = &net_broken_recvs[i];
     if (r->req != req) continue;
-    for (int k = 0; k < r->n && !net_broken_inorder; k++) {
+    for (int k = 0; k < r->n; k++) {
       int size = sizes ? sizes[k] : got[k];
       if (net_broken_sizeBug && size > 4096 && sizes) sizes[k] = size + 1; /* the bug */
-      if (!net_broken_sizeBug && size > 0) ((unsigned char*)r->data[k])[size / 2] ^= 0x5a; /* the bug */
+      if (net_broken_corrupt && size > 0) ((unsigned char*)r->data[k])[size / 2] ^= 0x5a; /* the bug */
     }
     r->req = NULL;
     break;

@@ -6,7 +6,9 @@
  * control socket. The referee relays handles and sync words between the
  * roles, kills a role when a scenario asks (peer death), prints the PASS /
  * FAIL / SKIP lines the roles report, and bounds every scenario: a role that
- * crashes or hangs fails its scenario, never the kit. */
+ * crashes or hangs fails its scenario, never the kit. Every check runs and
+ * is reported: a device property the kit dislikes does not stop the
+ * scenarios, and one NCCL tolerates is a WARN, not a FAIL. */
 #ifndef NETCHECK_H
 #define NETCHECK_H
 
@@ -46,8 +48,13 @@ void netcheck_unload(netcheck_plugin_t* p);
 int netcheck_max_requests(const netcheck_plugin_t* p);
 
 /* ---- verdict lines ---- */
+/* PASS, FAIL, WARN (odd but tolerated by NCCL: never a failure) or SKIP. */
 void netcheck_line(const char* verdict, const char* check, const char* detail);
 int netcheck_failures(void);
+typedef struct {
+  int pass, fail, warn, skip;
+} netcheck_counts_t;
+netcheck_counts_t netcheck_counts(void);
 
 /* ---- control frames between referee and roles (netcheck_ctl.c) ---- */
 enum {
@@ -113,7 +120,9 @@ extern const netcheck_scenario_t netcheck_scenarios[];
 extern const int netcheck_nscenarios;
 
 /* ---- the parts ---- */
-int netcheck_props_check(const netcheck_plugin_t* p, int* ndev);
+/* Lists the devices and checks each one's properties (a line per device);
+ * *ndev is the count, -1 when devices() failed. */
+void netcheck_props_check(const netcheck_plugin_t* p, int* ndev);
 int netcheck_referee_run(const netcheck_opts_t* o, const netcheck_scenario_t* s, const char* self);
 int netcheck_role_main(int argc, char** argv);
 int netcheck_main(int argc, char** argv);

@@ -65,12 +65,17 @@ int netcheck_ctl_recv(int fd, uint32_t* type, void* data, uint32_t cap, int64_t 
   return (int)hdr[1];
 }
 
-static int netcheck_nfail;
+static netcheck_counts_t netcheck_count;
 
 void netcheck_line(const char* verdict, const char* check, const char* detail) {
-  if (strcmp(verdict, "FAIL") == 0) netcheck_nfail++;
+  if (strcmp(verdict, "PASS") == 0) netcheck_count.pass++;
+  else if (strcmp(verdict, "WARN") == 0) netcheck_count.warn++;
+  else if (strcmp(verdict, "SKIP") == 0) netcheck_count.skip++;
+  else netcheck_count.fail++;
   printf("%-4s %-28s %s\n", verdict, check, detail ? detail : "");
   fflush(stdout);
 }
 
-int netcheck_failures(void) { return netcheck_nfail; }
+int netcheck_failures(void) { return netcheck_count.fail; }
+
+netcheck_counts_t netcheck_counts(void) { return netcheck_count; }

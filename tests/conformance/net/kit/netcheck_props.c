@@ -1,4 +1,5 @@
-/* Devices and their properties: listed, then sanity-checked one by one. */
+/* Devices and their properties: listed, then sanity-checked one by one.
+ * A property NCCL tolerates (an unknown speed) is a warning. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,17 +12,23 @@ static void nc_append(char* buf, size_t cap, const char* what) {
   snprintf(buf + n, cap - n, "%s%s", n ? "; " : "", what);
 }
 
-/* Problems with one device's properties, "" when none. */
-static void netcheck_props_problems(const ncclNetProperties_v12_t* p, int dev, int ndev, char* out, size_t cap) {
+/* One device's properties: what the kit fails (NCCL would misbehave or
+ * refuse) into out[], what NCCL tolerates into odd[]; "" when none. */
+static void netcheck_props_problems(const ncclNetProperties_v12_t* p, int dev, int ndev, char* out, size_t cap,
+                                    char* odd, size_t oddCap) {
   char tmp[160];
-  out[0] = 0;
+  out[0] = odd[0] = 0;
   if (!p->name || !p->name[0]) nc_append(out, cap, "empty name");
   if (p->pciPath && p->pciPath[0] != '/') nc_append(out, cap, "pciPath is not an absolute path");
-  if (p->speed <= 0) snprintf(tmp, sizeof(tmp), "speed %d Mbps", p->speed), nc_append(out, cap, tmp);
+  /* NCCL's topology and mkccl's take a speed <= 0 as unknown: 10000 Mbps. */
+  if (p->speed <= 0)
+    snprintf(tmp, sizeof(tmp), "speed %d Mbps (unknown: NCCL and mkccl assume 10000)", p->speed), nc_append(odd, oddCap, tmp);
   if (p->port < 0) nc_append(out, cap, "negative port");
   if (!(p->ptrSupport & NCCL_PTR_HOST)) nc_append(out, cap, "ptrSupport lacks NCCL_PTR_HOST");
+  /* NCCL tests the bits it knows and ignores the rest. */
   if (p->ptrSupport & ~NC_PTR_KNOWN)
-    snprintf(tmp, sizeof(tmp), "unknown ptrSupport bits 0x%x", p->ptrSupport & ~NC_PTR_KNOWN), nc_append(out, cap, tmp);
+    snprintf(tmp, sizeof(tmp), "unknown ptrSupport bits 0x%x (ignored)", p->ptrSupport & ~NC_PTR_KNOWN),
+        nc_append(odd, oddCap, tmp);
   if ((p->ptrSupport & NCCL_PTR_DMABUF) && !(p->ptrSupport & NCCL_PTR_CUDA))
     nc_append(out, cap, "NCCL_PTR_DMABUF without NCCL_PTR_CUDA");
   if (p->maxRecvs < 1 || p->maxRecvs > 64) snprintf(tmp, sizeof(tmp), "maxRecvs %d", p->maxRecvs), nc_append(out, cap, tmp);
@@ -48,15 +55,15 @@ static void netcheck_props_problems(const ncclNetProperties_v12_t* p, int dev, i
     snprintf(tmp, sizeof(tmp), "maxMultiRequestSize %d", p->maxMultiRequestSize), nc_append(out, cap, tmp);
 }
 
-int netcheck_props_check(const netcheck_plugin_t* p, int* ndevOut) {
+void netcheck_props_check(const netcheck_plugin_t* p, int* ndevOut) {
   int ndev = -1;
-  char detail[1024];
+  char detail[1024], odd[512];
   ncclResult_t res = p->net->devices(&ndev);
   snprintf(detail, sizeof(detail), "devices() returned %d, %d device(s)", (int)res, ndev);
   int ok = res == ncclSuccess && ndev >= 0;
   netcheck_line(ok ? "PASS" : "FAIL", "devices", detail);
-  if (!ok) return -1;
-  int bad = 0;
+  *ndevOut = ok ? ndev : -1;
+  if (!ok) return;
   for (int d = 0; d < ndev; d++) {
     ncclNetProperties_v12_t props;
     memset(&props, 0xa5, sizeof(props)); /* fields left unset show up as garbage */
@@ -66,7 +73,6 @@ int netcheck_props_check(const netcheck_plugin_t* p, int* ndevOut) {
     if (res != ncclSuccess) {
       snprintf(detail, sizeof(detail), "getProperties returned %d", (int)res);
       netcheck_line("FAIL", name, detail);
-      bad = 1;
       continue;
     }
     printf("     dev %d: name %s pciPath %s guid 0x%llx speed %d Mbps port %d ptrSupport 0x%x%s%s%s maxComms %d "
@@ -77,10 +83,9 @@ int netcheck_props_check(const netcheck_plugin_t* p, int* ndevOut) {
            props.ptrSupport & NCCL_PTR_DMABUF ? " DMABUF" : "", props.maxComms, props.maxRecvs, props.regIsGlobal,
            props.forceFlush, (double)props.latency, props.maxP2pBytes,
            props.netDeviceType == NCCL_NET_DEVICE_UNPACK ? "UNPACK" : "HOST", props.vProps.ndevs);
-    netcheck_props_problems(&props, d, ndev, detail, sizeof(detail));
-    netcheck_line(detail[0] ? "FAIL" : "PASS", name, detail[0] ? detail : "sane");
-    bad |= detail[0] != 0;
+    netcheck_props_problems(&props, d, ndev, detail, sizeof(detail), odd, sizeof(odd));
+    if (detail[0]) netcheck_line("FAIL", name, detail);
+    if (odd[0]) netcheck_line("WARN", name, odd);
+    if (!detail[0] && !odd[0]) netcheck_line("PASS", name, "sane");
   }
-  *ndevOut = ndev;
-  return bad ? -1 : 0;
 }
