@@ -43,6 +43,14 @@ void gpu_crash_handlers(const char* prog) {
   signal(SIGABRT, gpu_on_crash);
 }
 
+int gpu_count_for_ranks(const char* prog, int n) {
+  int ndev = gpu_count_in_child();
+  if (ndev < 1) SKIP("%s: no CUDA device", prog);
+  if (ndev < n && !getenv("MKCCL_ALLOW_SAME_GPU"))
+    SKIP("%s: %d GPUs for %d ranks (MKCCL_ALLOW_SAME_GPU=1 shares them)", prog, ndev, n);
+  return ndev;
+}
+
 void gpu_rank_join(int rank, int n, int ndev, const ncclUniqueId* id, cudaStream_t* stream, ncclComm_t* comm) {
   CUDA_CHECK(cudaSetDevice(rank % ndev));
   CUDA_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));

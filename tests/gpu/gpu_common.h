@@ -22,6 +22,10 @@ int gpu_count_in_child(void);
  * the same build), since the GPU machine has no debugger. */
 void gpu_crash_handlers(const char* prog);
 
+/* The GPUs visible for n rank processes, or a skip (exit 77) with its
+ * reason: none at all, or fewer than n without MKCCL_ALLOW_SAME_GPU. */
+int gpu_count_for_ranks(const char* prog, int n);
+
 /* A rank process joins: its GPU (rank % ndev), a non-blocking stream, the comm. */
 void gpu_rank_join(int rank, int n, int ndev, const ncclUniqueId* id, cudaStream_t* stream, ncclComm_t* comm);
 

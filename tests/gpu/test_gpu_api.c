@@ -322,15 +322,7 @@ int main(int argc, char** argv) {
       CHECK_MSG(n >= modes[k].minRanks, "%s needs %d ranks", argv[1], modes[k].minRanks);
     }
   CHECK_MSG(fn != NULL, "unknown mode %s", argv[1]);
-  ndev = gpu_count_in_child();
-  if (ndev < 1) {
-    printf("test_gpu_api: skipped: no CUDA device\n");
-    return 77;
-  }
-  if (ndev < n && !getenv("MKCCL_ALLOW_SAME_GPU")) {
-    printf("test_gpu_api: skipped: %d GPUs for %d ranks (MKCCL_ALLOW_SAME_GPU=1 shares them)\n", ndev, n);
-    return 77;
-  }
+  ndev = gpu_count_for_ranks("test_gpu_api", n);
   alarm(280); /* a hang becomes a failure */
   CHECK_NCCL(ncclGetUniqueId(&id));
   CHECK_EQ_INT(ranks_run(n, fn, NULL, 270), 0);

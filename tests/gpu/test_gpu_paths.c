@@ -235,15 +235,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   int n = atoi(argv[2]);
-  ndev = gpu_count_in_child();
-  if (ndev < 1) {
-    printf("test_gpu_paths: skipped: no CUDA device\n");
-    return 77;
-  }
-  if (ndev < n && !getenv("MKCCL_ALLOW_SAME_GPU")) {
-    printf("test_gpu_paths: skipped: %d GPUs for %d ranks (MKCCL_ALLOW_SAME_GPU=1 shares one)\n", ndev, n);
-    return 77;
-  }
+  ndev = gpu_count_for_ranks("test_gpu_paths", n);
   int wide = !strcmp(argv[1], "wide");
   alarm(wide ? 1900 : 280);
   CHECK_NCCL(ncclGetUniqueId(&id));
