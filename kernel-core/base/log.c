@@ -76,12 +76,12 @@ static FILE* log_file_open(const char* pattern) {
 }
 
 static void log_init_locked(void) {
-  if (log_level >= 0) return;
+  if (__atomic_load_n(&log_level, __ATOMIC_RELAXED) >= 0) return;
   gethostname(log_host, sizeof(log_host) - 1);
   char* dot = strchr(log_host, '.');
   if (dot) *dot = '\0';
   clock_gettime(CLOCK_MONOTONIC, &log_epoch);
-  log_mask = log_mask_parse(param_str("NCCL_DEBUG_SUBSYS"));
+  __atomic_store_n(&log_mask, log_mask_parse(param_str("NCCL_DEBUG_SUBSYS")), __ATOMIC_RELAXED);
   FILE* f = log_file_open(param_str("NCCL_DEBUG_FILE"));
   log_file = f ? f : stdout;
   __atomic_store_n(&log_level, log_level_parse(param_str("NCCL_DEBUG")), __ATOMIC_RELEASE);
@@ -104,22 +104,23 @@ void log_reset(void) {
   pthread_mutex_lock(&log_lock);
   if (log_file && log_file != stdout) fclose(log_file);
   log_file = NULL;
-  log_level = -1;
+  __atomic_store_n(&log_level, -1, __ATOMIC_RELAXED);
   log_init_locked();
   pthread_mutex_unlock(&log_lock);
 }
 
 void log_write(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-  if (log_level < 0) log_init();
+  if (__atomic_load_n(&log_level, __ATOMIC_ACQUIRE) < 0) log_init();
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   if (level == NCCL_LOG_WARN) err_last_set(msg);
-  if (log_level < (int)level) return;
-  if (level > NCCL_LOG_WARN && !(log_mask & flags)) return;
-  if (level == NCCL_LOG_VERSION && log_level != NCCL_LOG_VERSION && log_level < NCCL_LOG_INFO) return;
+  int lv = __atomic_load_n(&log_level, __ATOMIC_ACQUIRE);
+  if (lv < (int)level) return;
+  if (level > NCCL_LOG_WARN && !(__atomic_load_n(&log_mask, __ATOMIC_RELAXED) & flags)) return;
+  if (level == NCCL_LOG_VERSION && lv != NCCL_LOG_VERSION && lv < NCCL_LOG_INFO) return;
   int pid = (int)getpid(), tid = (int)syscall(SYS_gettid);
   const char* base = file ? strrchr(file, '/') : NULL;
   base = base ? base + 1 : file;

@@ -6,6 +6,8 @@
 
 #include "nccl_common.h"
 
+/* Read by every thread, written under the log's lock at the first use and by
+ * log_reset (ncclResetDebugInit) while others log: accessed atomically. */
 extern int log_level;           /* ncclDebugLogLevel, -1 until first use */
 extern unsigned long log_mask;  /* ncclDebugLogSubSys bits */
 
@@ -18,8 +20,12 @@ void log_set_device(int dev);
 void log_reset(void);
 
 static inline int log_enabled(ncclDebugLogLevel level, unsigned long flags) {
-  if (log_level < 0) log_init();
-  return log_level >= (int)level && (level <= NCCL_LOG_WARN || (log_mask & flags));
+  int lv = __atomic_load_n(&log_level, __ATOMIC_ACQUIRE);
+  if (lv < 0) {
+    log_init();
+    lv = __atomic_load_n(&log_level, __ATOMIC_ACQUIRE);
+  }
+  return lv >= (int)level && (level <= NCCL_LOG_WARN || (__atomic_load_n(&log_mask, __ATOMIC_RELAXED) & flags));
 }
 
 #define MK_WARN(...) log_write(NCCL_LOG_WARN, NCCL_ALL, __FILE__, __LINE__, __VA_ARGS__)

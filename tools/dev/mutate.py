@@ -54,7 +54,7 @@ MUTANTS = [
      "    if (atomic_fetch_add(&mutantItems, 1) != 40) atomic_store_explicit(&w->cursor, cursor, memory_order_release);"),
 ]
 
-DEFAULT_TESTS = ("^(test_coll_public_(shm|net)_[34]|test_coll_public_tree_3|test_plan_algo_(shm|net)_3|"
+DEFAULT_TESTS = ("^(test_coll_public_(shm|net)_[34]|test_coll_public_tree_3|test_plan_algo_(shm|net)_3_[a-z]+|"
                  "test_plan_rooted_(shm|net)_3|test_netdev_coll.*|test_premulsum_device|test_group_streams)$")
 
 

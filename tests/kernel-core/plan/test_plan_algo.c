@@ -27,7 +27,10 @@
  *  - where the ranks of one host over SHM each have a CPU, the model takes
  *    MKCCL_HOST_SHM_HOP_NS for a hop (the ring from smaller sizes), and
  *    elsewhere keeps NCCL's constants.
- *   test_plan_algo N   (transports and channels follow the environment) */
+ *   test_plan_algo N [all|tree|flat|direct|settings]
+ * (transports and channels follow the environment; the part: the ring
+ * against trees, against FLAT, against FLAT's direct form over the
+ * network, or the settings and the model's choices). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,47 +289,63 @@ static long check_net_direct(ncclComm_t ring, int rank, int n) {
   return wrong;
 }
 
+/* The part of the checks a run makes (argv[2]; all by default): each is a
+ * ctest case of its own, so none runs for long under the sanitizers. */
+static const char* part = "all";
+static int part_is(const char* p) { return !strcmp(part, "all") || !strcmp(part, p); }
+
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
   for (int i = 0; i < 11; i++) ranks_unique_id(rank, &ids[i]);
   ncclComm_t ring = comm_with_algo("^tree", n, 0, rank);
-  ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
   long wrong = 0;
-  const size_t counts[] = {0, 1, 7, 1000003};
-  for (int type = 0; type < ncclNumTypes; type++)
-    for (int op = 0; op < C_OP_N; op++)
-      for (int k = 0; k < 4; k++)
-        for (int inPlace = 0; inPlace < 2; inPlace++) {
-          if (k == 3 && type != large_type(op)) continue;
-          coll_case_t c = {C_ALLREDUCE, type, op, 0, inPlace, counts[k], k};
-          wrong += same_on_both(ring, tree, &c, rank, n);
-        }
-  /* FLAT for every case that fits a step (30011 doubles do, with the default buffers). */
-  ncclComm_t flat = comm_with("MKCCL_FLAT_MAX_BYTES", "1073741824", n, 5, rank);
-  const size_t flatCounts[] = {0, 1, 7, 30011};
-  uint64_t ring0 = ring->dp.algoCount[MK_ALGO_RING];
-  for (int type = 0; type < ncclNumTypes; type++)
-    for (int op = 0; op < C_OP_N; op++)
-      for (int k = 0; k < 4; k++)
-        for (int inPlace = 0; inPlace < 2; inPlace++) {
-          coll_case_t c = {C_ALLREDUCE, type, op, 0, inPlace, flatCounts[k], k};
-          wrong += same_on_both(ring, flat, &c, rank, n);
-        }
-  CHECK(flat->dp.algoCount[MK_ALGO_FLAT] == ring->dp.algoCount[MK_ALGO_RING] - ring0);
-  CHECK(flat->dp.algoCount[MK_ALGO_RING] == 0 && flat->dp.algoCount[MK_ALGO_TREE] == 0);
-  check_flat_order(flat, rank, n);
-  CHECK_NCCL(ncclCommDestroy(flat));
+  int matrices = 0;
   const char* shmOff = getenv("NCCL_SHM_DISABLE");
-  if (shmOff && atoi(shmOff) == 1 && n >= 3 && n <= 4) wrong += check_net_direct(ring, rank, n);
+  if (part_is("tree")) {
+    ncclComm_t tree = comm_with_algo("tree", n, 1, rank);
+    const size_t counts[] = {0, 1, 7, 1000003};
+    for (int type = 0; type < ncclNumTypes; type++)
+      for (int op = 0; op < C_OP_N; op++)
+        for (int k = 0; k < 4; k++)
+          for (int inPlace = 0; inPlace < 2; inPlace++) {
+            if (k == 3 && type != large_type(op)) continue;
+            coll_case_t c = {C_ALLREDUCE, type, op, 0, inPlace, counts[k], k};
+            wrong += same_on_both(ring, tree, &c, rank, n);
+          }
+    CHECK(tree->dp.algoCount[MK_ALGO_TREE] > 0 && tree->dp.algoCount[MK_ALGO_RING] == 0);
+    /* Only trees allowed, and AllGather has none: an error, not a silent ring. */
+    char x = 1, y[8];
+    CHECK(ncclAllGather(&x, y, 1, ncclInt8, tree, NULL) == ncclInvalidUsage);
+    CHECK_NCCL(ncclCommDestroy(tree));
+    matrices++;
+  }
+  if (part_is("flat")) {
+    /* FLAT for every case that fits a step (30011 doubles do, with the default buffers). */
+    ncclComm_t flat = comm_with("MKCCL_FLAT_MAX_BYTES", "1073741824", n, 5, rank);
+    const size_t flatCounts[] = {0, 1, 7, 30011};
+    uint64_t ring0 = ring->dp.algoCount[MK_ALGO_RING];
+    for (int type = 0; type < ncclNumTypes; type++)
+      for (int op = 0; op < C_OP_N; op++)
+        for (int k = 0; k < 4; k++)
+          for (int inPlace = 0; inPlace < 2; inPlace++) {
+            coll_case_t c = {C_ALLREDUCE, type, op, 0, inPlace, flatCounts[k], k};
+            wrong += same_on_both(ring, flat, &c, rank, n);
+          }
+    CHECK(flat->dp.algoCount[MK_ALGO_FLAT] == ring->dp.algoCount[MK_ALGO_RING] - ring0);
+    CHECK(flat->dp.algoCount[MK_ALGO_RING] == 0 && flat->dp.algoCount[MK_ALGO_TREE] == 0);
+    check_flat_order(flat, rank, n);
+    CHECK_NCCL(ncclCommDestroy(flat));
+    matrices++;
+  }
+  if (part_is("direct") && shmOff && atoi(shmOff) == 1 && n >= 3 && n <= 4) {
+    wrong += check_net_direct(ring, rank, n);
+    matrices++;
+  }
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
-  CHECK(ring->dp.algoCount[MK_ALGO_RING] > 0 && ring->dp.algoCount[MK_ALGO_TREE] == 0);
-  CHECK(tree->dp.algoCount[MK_ALGO_TREE] > 0 && tree->dp.algoCount[MK_ALGO_RING] == 0);
-  /* Only trees allowed, and AllGather has none: an error, not a silent ring. */
-  char x = 1, y[8];
-  CHECK(ncclAllGather(&x, y, 1, ncclInt8, tree, NULL) == ncclInvalidUsage);
-  CHECK_NCCL(ncclCommDestroy(tree));
+  if (matrices) CHECK(ring->dp.algoCount[MK_ALGO_RING] > 0 && ring->dp.algoCount[MK_ALGO_TREE] == 0);
   CHECK_NCCL(ncclCommDestroy(ring));
 
+  if (!part_is("settings")) return 0;
   check_proto(n, rank);
   if (!(shmOff && atoi(shmOff) == 1)) {
     check_flat_bound(n, rank, 8, 1);
@@ -352,7 +371,10 @@ static int rank_main(int rank, int n, void* arg) {
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2;
   CHECK(n >= 2 && n <= 8);
+  if (argc > 2) part = argv[2];
+  CHECK_MSG(part_is("tree") || part_is("flat") || part_is("direct") || part_is("settings"),
+            "unknown part %s (all, tree, flat, direct, settings)", part);
   CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 300), 0);
-  printf("test_plan_algo %d: OK\n", n);
+  printf("test_plan_algo %d %s: OK\n", n, part);
   return 0;
 }
