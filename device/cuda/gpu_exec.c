@@ -79,6 +79,11 @@ struct gpu_exec {
   uint64_t* diagBuf; /* pinned: read-back of channel 0's connections */
   gpu_graph_work_t* graphWork; /* work items of captured launches, for the graphs' replays */
   cu_event_t joinEvent;        /* orders the streams of one group (gpu_exec_stream_join), made on first use */
+  /* The last uncaptured launch: a launch on another stream waits for it, so
+   * the communicator's kernels run one after the other in call order, as
+   * NCCL's do (they share channels and step counters). */
+  void* lastStream;
+  cu_event_t lastEvent;
   uint64_t* trace;             /* MKCCL_GPU_TRACE: the kernels' slice events (device memory), or NULL */
 };
 
@@ -757,6 +762,9 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   }
   /* Watchdog on: events around the launch tell whether the kernel waits
    * behind other work of the stream, runs, or ended. */
+  if (ex->lastEvent && stream != ex->lastStream &&
+      (r = g->stream_wait_event((cu_stream_t)stream, ex->lastEvent, 0)) != CUDA_DRV_SUCCESS)
+    return CU_FAIL("cuStreamWaitEvent (after the communicator's launch on another stream)", r);
   int diag = ex->watchdogRunning && ex->diagPre && ex->diagPost;
   if (diag) g->event_record(ex->diagPre, (cu_stream_t)stream);
   r = gpu_kernel_launch(ex, gpu_kernel_for(ex, works, n), ex->fifoBuf, ex->fifo.bytes - 1, offset, n, nChannels,
@@ -779,6 +787,8 @@ ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int 
   }
   ex->nextEvent = (ex->nextEvent + 1) % GPU_EVENTS;
   if ((r = g->event_record(e->event, (cu_stream_t)stream)) != CUDA_DRV_SUCCESS) return CU_FAIL("cuEventRecord", r);
+  ex->lastEvent = e->event;
+  ex->lastStream = stream;
   e->ev.consumedAfter = offset + bytes;
   work_fifo_event_add(&ex->fifo, &e->ev);
   work_fifo_poll(&ex->fifo);

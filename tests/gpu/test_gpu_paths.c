@@ -9,7 +9,11 @@
  * - `streams`: one group of one communicator on two streams: the work runs
  *   after what both streams held (the second stream's input arrives by a
  *   large copy queued just before), and both streams' later work sees the
- *   results (read back on the second stream, without a device sync). */
+ *   results (read back on the second stream, without a device sync).
+ * - `order`: collectives of one communicator called one by one on two
+ *   streams run in call order, as NCCL's do: one rank's first stream is held
+ *   back by a host function, so a second collective that did not wait for
+ *   the first would meet the other ranks' first one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +179,52 @@ static int streams_main(int rank, int n, void* arg) {
   return 0;
 }
 
+static void hold_back(void* arg) { usleep((useconds_t)(uintptr_t)arg); }
+
+static float order_value(int which, int rank, size_t i) { return (float)(which * 100000 + rank * 1000 + (int)(i % 997)); }
+
+static int order_main(int rank, int n, void* arg) {
+  (void)arg;
+  cudaStream_t s1, s2;
+  ncclComm_t comm;
+  gpu_rank_join(rank, n, ndev, &id, &s1, &comm);
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  size_t bytes = COUNT * sizeof(float);
+  float *a, *b, *host;
+  CUDA_CHECK(cudaMalloc((void**)&a, bytes));
+  CUDA_CHECK(cudaMalloc((void**)&b, bytes));
+  CUDA_CHECK(cudaMallocHost((void**)&host, bytes));
+  for (int round = 0; round < 3; round++) {
+    for (int which = 0; which < 2; which++) {
+      for (size_t i = 0; i < COUNT; i++) host[i] = order_value(which + 2 * round, rank, i);
+      CUDA_CHECK(cudaMemcpy(which ? b : a, host, bytes, cudaMemcpyHostToDevice));
+    }
+    if (rank == round % n) CUDA_CHECK(cudaLaunchHostFunc(s1, hold_back, (void*)(uintptr_t)300000));
+    CHECK_NCCL(ncclAllReduce(a, a, COUNT, ncclFloat32, ncclSum, comm, s1));
+    CHECK_NCCL(ncclAllReduce(b, b, COUNT, ncclFloat32, ncclSum, comm, s2));
+    CUDA_CHECK(cudaStreamSynchronize(s2));
+    CUDA_CHECK(cudaStreamSynchronize(s1));
+    long wrong = 0;
+    for (int which = 0; which < 2; which++) {
+      CUDA_CHECK(cudaMemcpy(host, which ? b : a, bytes, cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < COUNT; i++) {
+        float want = 0;
+        for (int r = 0; r < n; r++) want += order_value(which + 2 * round, r, i);
+        wrong += host[i] != want;
+      }
+    }
+    CHECK_MSG(wrong == 0, "rank %d: round %d: two collectives on two streams: %ld wrong", rank, round, wrong);
+  }
+  CUDA_CHECK(cudaFreeHost(host));
+  CUDA_CHECK(cudaFree(b));
+  CUDA_CHECK(cudaFree(a));
+  CHECK_NCCL(ncclCommDestroy(comm));
+  CUDA_CHECK(cudaStreamDestroy(s2));
+  CUDA_CHECK(cudaStreamDestroy(s1));
+  fprintf(stderr, "rank %d: collectives on two streams in call order, 3 rounds: exact\n", rank);
+  return 0;
+}
+
 #define WIDE_COUNT 1024
 static int wide_main(int rank, int n, void* arg) {
   (void)arg;
@@ -230,8 +280,9 @@ static int wide_main(int rank, int n, void* arg) {
 
 int main(int argc, char** argv) {
   gpu_crash_handlers("test_gpu_paths");
-  if (argc < 3 || (strcmp(argv[1], "premul") && strcmp(argv[1], "streams") && strcmp(argv[1], "wide"))) {
-    fprintf(stderr, "usage: test_gpu_paths premul|streams|wide N\n");
+  if (argc < 3 || (strcmp(argv[1], "premul") && strcmp(argv[1], "streams") && strcmp(argv[1], "order") &&
+                   strcmp(argv[1], "wide"))) {
+    fprintf(stderr, "usage: test_gpu_paths premul|streams|order|wide N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -239,7 +290,10 @@ int main(int argc, char** argv) {
   int wide = !strcmp(argv[1], "wide");
   alarm(wide ? 1900 : 280);
   CHECK_NCCL(ncclGetUniqueId(&id));
-  int (*fn)(int, int, void*) = !strcmp(argv[1], "premul") ? premul_main : wide ? wide_main : streams_main;
+  int (*fn)(int, int, void*) = !strcmp(argv[1], "premul")  ? premul_main
+                               : !strcmp(argv[1], "order") ? order_main
+                               : wide                      ? wide_main
+                                                           : streams_main;
   CHECK_EQ_INT(ranks_run(n, fn, NULL, wide ? 1850 : 270), 0);
   if (!strcmp(argv[1], "premul")) { /* and alone */
     CHECK_NCCL(ncclGetUniqueId(&id));

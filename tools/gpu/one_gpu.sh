@@ -77,6 +77,16 @@ done
 for m in split shrink revoke window simulate nonblocking; do
   t gpu_api_$m 60 $G -- $C/bin/test_gpu_api $m $([[ $m == shrink ]] && echo 3 || echo 2)
 done
+# What frameworks do (tests/gpu/test_gpu_paths.c): PreMulSum's device scalar read as the kernel runs,
+# one group on two streams, one-by-one collectives on two streams kept in call order, 72 ranks.
+t gpu_paths_premul 60 $G -- $C/bin/test_gpu_paths premul 2
+t gpu_paths_streams 60 $G -- $C/bin/test_gpu_paths streams 2
+t gpu_paths_order_p2p 60 $G -- $C/bin/test_gpu_paths order 2
+t gpu_paths_order_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_paths order 2
+t gpu_paths_wide 240 $G -- $C/bin/test_gpu_paths wide 72
+# mkccl-perf-gpu's check: one wrong element on the last of 3 ranks fails the run and is counted in
+# every row and the footer; without it every row and the footer say 0 (tests/tools/mkccl_perf_wrong.sh).
+t gpu_perf_wrong_last_rank 90 $G -- sh tests/tools/mkccl_perf_wrong.sh $C/bin/mkccl-run $C/bin/mkccl-perf-gpu
 # CUDA graphs: captured collectives replayed (P2P, SHM, NET: the proxy's ops posted by a host node at each replay).
 t gpu_graph_1rank 60 $G -- $C/bin/test_gpu_coll graph 1
 t gpu_graph_p2p 60 $G -- $C/bin/test_gpu_coll graph 2
