@@ -50,14 +50,10 @@ static void bootstrap_conn_accept(bootstrap_state_t* st) {
   for (;;) {
     int fd = -1;
     sock_addr_t peer;
+    /* Full: the rest wait in the listen backlog until hellos free slots (a
+     * rank of a large communicator is called by all the others at once). */
+    if (st->nPending == BOOTSTRAP_PENDING_MAX) return;
     if (sock_accept_try(st->listenFd, &fd, &peer) != SOCK_OK || fd < 0) return;
-    if (st->nPending == BOOTSTRAP_PENDING_MAX) {
-      char text[SOCK_ADDR_STRLEN];
-      MK_WARN("bootstrap: rank %d: too many unidentified connections, dropped one from %s", st->rank,
-              sock_addr_to_string(&peer, text, sizeof(text), 1));
-      sock_close(&fd);
-      continue;
-    }
     bootstrap_pending_t* p = &st->pending[st->nPending++];
     memset(p, 0, sizeof(*p));
     p->fd = fd;
@@ -72,7 +68,7 @@ void bootstrap_conn_poll(bootstrap_state_t* st, int pollMs) {
     if (now >= st->pending[i].deadline) bootstrap_conn_drop(st, i, "no hello within the handshake timeout");
   struct pollfd fds[BOOTSTRAP_PENDING_MAX + 1];
   int n = 0;
-  fds[n++] = (struct pollfd){st->listenFd, POLLIN, 0};
+  fds[n++] = (struct pollfd){st->nPending < BOOTSTRAP_PENDING_MAX ? st->listenFd : -1, POLLIN, 0};
   for (int i = 0; i < st->nPending; i++) fds[n++] = (struct pollfd){st->pending[i].fd, POLLIN, 0};
   if (poll(fds, (nfds_t)n, pollMs) <= 0) return;
   for (int i = n - 1; i >= 1; i--) {

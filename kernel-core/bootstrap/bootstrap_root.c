@@ -122,14 +122,9 @@ static void bootstrap_root_accept(bootstrap_root_t* root) {
   for (;;) {
     int fd = -1;
     sock_addr_t peer;
+    /* Full: the rest wait in the listen backlog until registrations free slots. */
+    if (root->nPending == BOOTSTRAP_PENDING_MAX) return;
     if (sock_accept_try(root->listenFd, &fd, &peer) != SOCK_OK || fd < 0) return;
-    if (root->nPending == BOOTSTRAP_PENDING_MAX) {
-      char text[SOCK_ADDR_STRLEN];
-      MK_WARN("bootstrap root: too many unidentified connections, dropped one from %s",
-              sock_addr_to_string(&peer, text, sizeof(text), 1));
-      sock_close(&fd);
-      continue;
-    }
     bootstrap_root_pending_t* p = &root->pending[root->nPending++];
     memset(p, 0, sizeof(*p));
     p->fd = fd;
@@ -194,7 +189,7 @@ void* bootstrap_root_main(void* arg) {
     for (int i = root->nPending - 1; i >= 0; i--)
       if (now >= root->pending[i].deadline) bootstrap_root_drop(root, i, "no registration within the handshake timeout");
     int n = 0;
-    fds[n++] = (struct pollfd){root->listenFd, POLLIN, 0};
+    fds[n++] = (struct pollfd){root->nPending < BOOTSTRAP_PENDING_MAX ? root->listenFd : -1, POLLIN, 0};
     for (int i = 0; i < root->nPending; i++) fds[n++] = (struct pollfd){root->pending[i].fd, POLLIN, 0};
     if (poll(fds, (nfds_t)n, 20) <= 0) continue;
     for (int i = n - 1; i >= 1; i--)

@@ -1,6 +1,8 @@
 /* Bootstrap with 1..8 real processes, one root and several: ring
  * allgather (small and large slices), tagged messages out of order,
- * barriers, subset allgather. Every byte is checked. */
+ * barriers, subset allgather. Every byte is checked. `wide`: 80 ranks, so
+ * that every rank is called by more peers at once than it keeps
+ * unidentified connections (the rest must wait, not be dropped). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 typedef struct {
   volatile int ready;
   int nRoots;
+  int wide; /* small slices only, no subset part */
   bootstrap_handle_t handles[MAX_ROOTS];
 } job_t;
 
@@ -50,7 +53,7 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_EQ_INT(bootstrap_nranks(st), n);
   check_allgather(st, rank, n, 1);
   check_allgather(st, rank, n, 100);
-  check_allgather(st, rank, n, 1 << 20); /* larger than socket buffers */
+  if (!job->wide) check_allgather(st, rank, n, 1 << 20); /* larger than socket buffers */
 
   /* Every rank sends two tagged messages to every rank (itself included);
    * receivers take tag 8 before tag 7 and walk peers backwards. */
@@ -80,7 +83,7 @@ static int rank_main(int rank, int n, void* arg) {
   for (int i = 0; i < 3; i++) CHECK_NCCL(bootstrap_barrier(st));
 
   /* Even ranks only. */
-  if (rank % 2 == 0) {
+  if (!job->wide && rank % 2 == 0) {
     int ranks[8], m = 0, me = -1;
     for (int r = 0; r < n; r += 2) {
       if (r == rank) me = m;
@@ -99,11 +102,12 @@ static int rank_main(int rank, int n, void* arg) {
   return 0;
 }
 
-static void run(int n, int nRoots) {
+static void run(int n, int nRoots, int wide) {
   job_t* job = ranks_shared_alloc(sizeof(job_t));
   CHECK(job);
   job->nRoots = nRoots;
-  int rc = ranks_run(n, rank_main, job, 60);
+  job->wide = wide;
+  int rc = ranks_run(n, rank_main, job, wide ? 200 : 60);
   CHECK_MSG(rc == 0, "%d ranks, %d roots", n, nRoots);
   printf("%d ranks, %d root(s): ok\n", n, nRoots);
 }
@@ -147,12 +151,17 @@ static void test_ids(void) {
   unsetenv("NCCL_COMM_ID");
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1 && !strcmp(argv[1], "wide")) {
+    run(80, 1, 1);
+    run(80, 3, 1);
+    return 0;
+  }
   test_root_map();
   test_ids();
-  for (int n = 1; n <= 8; n++) run(n, 1);
-  run(7, 3);
-  run(8, 2);
-  run(2, 2);
+  for (int n = 1; n <= 8; n++) run(n, 1, 0);
+  run(7, 3, 0);
+  run(8, 2, 0);
+  run(2, 2, 0);
   return 0;
 }
