@@ -14,6 +14,7 @@ import json
 import math
 import os
 import subprocess
+import struct
 import sys
 import tempfile
 import unittest
@@ -112,6 +113,17 @@ class Expected(unittest.TestCase):
         self.assertNotEqual(exp, [9.0 * (a + b) for a, b in zip(*ins)])
         with self.assertRaises(ValueError):
             fwlib.expected_reduce("float32", "PREMUL_SUM", 2, 8)
+
+    def test_bfloat16_factor_is_what_nccl_reads(self):
+        # torch gives a float32; NCCL reads its low two bytes as bfloat16.
+        for where, applied in (("host", 3.0), ("device", -2.0)):
+            given, seen = fwlib.premul_factor("bfloat16", where)
+            self.assertEqual(seen, applied)
+            self.assertNotEqual(given, applied)  # the float32 itself is not the value applied
+            low = struct.unpack("<I", struct.pack("<f", given))[0] & 0xFFFF
+            self.assertEqual(struct.unpack("<f", struct.pack("<I", low << 16))[0], seen)
+        self.assertEqual(fwlib.premul_factor("float16", "host"), (3.0, 3.0))
+        self.assertEqual(fwlib.premul_factor("float64", "device"), (-2.0, -2.0))
 
     def test_ops(self):
         n, count = 4, 50

@@ -72,7 +72,10 @@ def rank_main(rank, n, uid_file):
         return 0
     ndev = cupy.cuda.runtime.getDeviceCount()
     cupy.cuda.Device(rank % ndev).use()
+    # The current stream, so that the arrays' fills and copies come before the
+    # collectives on it and their results before the reads.
     stream = cupy.cuda.Stream(non_blocking=True)
+    stream.use()
     comm = None
 
     def init():
@@ -80,8 +83,9 @@ def rank_main(rank, n, uid_file):
         if rank == 0:
             uid = nccl.get_unique_id()
             tmp = uid_file + ".tmp"
+            # A tuple of ints in older CuPy, bytes in newer: passed on as it came.
             with open(tmp, "w") as f:
-                json.dump(list(uid), f)
+                json.dump({"hex": uid.hex()} if isinstance(uid, bytes) else list(uid), f)
             os.rename(tmp, uid_file)
         else:
             end = time.monotonic() + 60
@@ -90,7 +94,8 @@ def rank_main(rank, n, uid_file):
                     raise CheckFailed("rank 0's unique id never came")
                 time.sleep(0.05)
             with open(uid_file) as f:
-                uid = tuple(json.load(f))
+                got = json.load(f)
+            uid = bytes.fromhex(got["hex"]) if isinstance(got, dict) else tuple(got)
         comm = nccl.NcclCommunicator(n, uid, rank)
         if comm.rank_id() != rank or comm.size() != n:
             raise CheckFailed("communicator says rank %d of %d" % (comm.rank_id(), comm.size()))

@@ -146,6 +146,38 @@ PREMUL_DTYPES = ("float16", "bfloat16", "float32", "float64")
 # The two factors: a host scalar and one read from device memory.
 PREMUL_HOST_FACTOR = 3.0
 PREMUL_DEVICE_FACTOR = -2.0
+# torch hands NCCL a float32 factor for bfloat16 (host value or tensor), and
+# NCCL reads the datatype's two bytes at its address: on little-endian
+# machines the float's low half. These factors' low halves are bfloat16 3.0
+# and -2.0 (0x4040, 0xC000), so both readings mean nearly the same value and
+# the check tells a library that reads the scalar from one that does not.
+PREMUL_BF16_FACTORS = {"host": struct.unpack("<f", struct.pack("<I", 0x40404040))[0],
+                       "device": struct.unpack("<f", struct.pack("<I", 0xC000C000))[0]}
+
+
+def cuda_multicast_supported(device):
+    """CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED of a device (the driver
+    already initialised by the framework), or None when unreadable."""
+    try:
+        cu = ctypes.CDLL("libcuda.so.1")
+        dev, val = ctypes.c_int(), ctypes.c_int()
+        if cu.cuDeviceGet(ctypes.byref(dev), int(device)) != 0:
+            return None
+        if cu.cuDeviceGetAttribute(ctypes.byref(val), 132, dev) != 0:
+            return None
+        return val.value
+    except OSError:
+        return None
+
+
+def premul_factor(dtype, where):
+    """(factor torch is given, factor NCCL applies) of a PREMUL_SUM check."""
+    if dtype == "bfloat16":
+        given = PREMUL_BF16_FACTORS[where]
+        low = struct.unpack("<I", struct.pack("<f", given))[0] & 0xFFFF
+        return given, struct.unpack("<f", struct.pack("<I", low << 16))[0]
+    f = PREMUL_HOST_FACTOR if where == "host" else PREMUL_DEVICE_FACTOR
+    return f, f
 
 
 def mix(i, salt=0):

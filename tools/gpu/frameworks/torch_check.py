@@ -198,12 +198,13 @@ def allreduce_case(dtype, op, where=None, salt=0):
         mk = getattr(dist, "_make_nccl_premul_sum", None)
         if mk is None:
             raise NotRun("torch.distributed._make_nccl_premul_sum is missing")
+        given, factor = fwlib.premul_factor(dtype, where)
         if where == "host":
-            factor = fwlib.PREMUL_HOST_FACTOR
-            rop = mk(factor)
+            rop = mk(given)
         else:
-            factor = fwlib.PREMUL_DEVICE_FACTOR
-            rop = mk(torch.tensor([factor], dtype=tdtype(dtype), device=DEV))
+            # torch reads a bfloat16 operation's factor tensor as float32.
+            ftype = torch.float32 if dtype == "bfloat16" else tdtype(dtype)
+            rop = mk(torch.tensor([given], dtype=ftype, device=DEV))
     else:
         rop = getattr(dist.ReduceOp, op)
     dist.all_reduce(t, op=rop)
@@ -671,7 +672,14 @@ def torch_cuda_lib():
 def check_mempool():
     pg = dist.distributed_c10d._get_default_group()
     backend = pg._get_backend(DEV)
-    alloc = getattr(backend, "mem_allocator", None)
+    try:
+        alloc = getattr(backend, "mem_allocator", None)
+    except RuntimeError as e:
+        # torch offers NCCL's allocator only where the GPU has multicast,
+        # whichever library serves it.
+        if fwlib.cuda_multicast_supported(DEV.index) == 0:
+            raise NotRun("torch offers ncclMemAlloc's pool only on GPUs with multicast, and this one has none (%s)" % e)
+        raise
     if alloc is None:
         raise NotRun("ProcessGroupNCCL has no mem_allocator in torch %s" % torch.__version__)
     pool_t = getattr(torch.cuda, "MemPool", None) or getattr(torch.cuda.memory, "MemPool", None)
@@ -702,6 +710,20 @@ def check_mempool():
             note += "; ncclMemAlloc bound to mkccl"
     state = {"pool": pool, "t": t, "backend": backend}
     return note, state
+
+
+def default_pool_state():
+    """A pool of torch's own allocator, for registration where torch offers
+    no NCCL allocator."""
+    pool_t = getattr(torch.cuda, "MemPool", None) or getattr(torch.cuda.memory, "MemPool", None)
+    use = getattr(torch.cuda, "use_mem_pool", None) or getattr(torch.cuda.memory, "use_mem_pool", None)
+    if pool_t is None or use is None:
+        raise NotRun("no torch.cuda.MemPool / use_mem_pool")
+    pool = pool_t()
+    with use(pool):
+        t = torch.empty(COUNT * 32, dtype=torch.float32, device=DEV)
+    backend = dist.distributed_c10d._get_default_group()._get_backend(DEV)
+    return {"pool": pool, "t": t, "backend": backend}
 
 
 def check_register(state):
@@ -929,6 +951,8 @@ def main():
 
         if run_check(REP, "mempool.nccl_mem_alloc", mempool, 60):
             run_check(REP, "mempool.register", lambda: check_register(state), 60)
+        else:
+            run_check(REP, "mempool.register.default_pool", lambda: check_register(default_pool_state()), 60)
         state.clear()
     if want("abort"):
         run_check(REP, "abort.idle", check_abort_idle, 60)
