@@ -4,7 +4,7 @@
 #ifndef MKCCL_DEVICE_P2P_PART_H
 #define MKCCL_DEVICE_P2P_PART_H
 
-#include "fifo/steps.h"
+#include "device/common/steps.h"
 
 MK_HD int64_t coll_clamp(int64_t count, int64_t off, int64_t chunk) {
   int64_t left = count - off;

@@ -4,7 +4,7 @@
 #ifndef MKCCL_DEVICE_SCHED_FLAT_H
 #define MKCCL_DEVICE_SCHED_FLAT_H
 
-#include "fifo/steps.h"
+#include "device/common/steps.h"
 
 /* FLAT in one step (every rank's whole input to every other) fits in a
  * chunk; anything longer runs direct. */

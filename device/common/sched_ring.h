@@ -8,7 +8,7 @@
 #ifndef MKCCL_DEVICE_SCHED_RING_H
 #define MKCCL_DEVICE_SCHED_RING_H
 
-#include "fifo/steps.h"
+#include "device/common/steps.h"
 
 /* Primitives an executor provides. Names follow what they do, in order:
  * RECV (take from prev), REDUCE (with the local input), COPY (to the local

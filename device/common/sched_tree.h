@@ -28,7 +28,7 @@
 
 #include "device/common/sched_ring.h"
 #include "device/common/work.h"
-#include "fifo/steps.h"
+#include "device/common/steps.h"
 
 #define MK_TREE_MAX_DOWN 2 /* binary trees */
 #define MK_TREE_COUNT 2    /* trees of the double binary tree */

@@ -5,7 +5,7 @@
 #define MKCCL_DEVICE_SHAPE_H
 
 #include "device/common/work.h"
-#include "fifo/steps.h"
+#include "device/common/steps.h"
 
 MK_HD void mk_coll_shape(int coll, int algo, int* chunkSteps, int* sliceSteps) {
   if (algo == MK_ALGO_TREE || algo == MK_ALGO_FLAT) coll = MK_COLL_BROADCAST; /* step by step */

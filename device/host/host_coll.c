@@ -9,7 +9,7 @@
 #include "device/common/shape.h"
 #include "host_exec.h"
 #include "host_prims.h"
-#include "host_types.h"
+#include "base/dtype.h"
 #include "host_wait.h"
 
 #define MK_ALGO_FN static inline

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "device/common/work.h"
-#include "fifo/steps.h"
+#include "device/common/steps.h"
 #include "host_reduce.h"
 #include "host_store.h"
 #include "nccl.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "device/common/work.h"
-#include "host_types.h"
+#include "base/dtype.h"
 
 /* Integer arithmetic goes through the unsigned type so overflow wraps as on
  * the GPU instead of being undefined. One loop per op (the switch stays out

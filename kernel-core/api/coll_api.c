@@ -9,7 +9,7 @@
 #include "base/err.h"
 #include "comm/comm.h"
 #include "device/common/work.h"
-#include "device/host/host_types.h"
+#include "base/dtype.h"
 #include "plan/task.h"
 
 /* perRank: the buffer holds nRanks blocks of count elements. */

@@ -4,7 +4,7 @@
 #include "api/api.h"
 #include "base/err.h"
 #include "comm/comm.h"
-#include "device/host/host_types.h"
+#include "base/dtype.h"
 
 MK_API(ncclResult_t, RedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
        ncclScalarResidence_t residence, ncclComm_t comm) {

@@ -7,8 +7,7 @@
 #include "base/param.h"
 #include "channel/channel_setup.h"
 #include "comm/comm.h"
-#include "device/cuda/gpu_exec.h"
-#include "device/host/host_exec.h"
+#include "exec/exec.h"
 #include "netdev/netdev.h"
 #include "plan/dp.h"
 #include "plan/plan_graph.h"
@@ -250,7 +249,8 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   if (ll < 0 || ll > (1 << 30)) return MK_FAIL(ncclInvalidArgument, "NCCL_LL_BUFFSIZE=%lld out of range", (long long)ll);
   dp->llBuffSize = (int)(ll / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   /* A GPU rank's init thread works in its device's context. */
-  if (comm->cudaDev >= 0) MK_CHECK(gpu_exec_bind(comm));
+  dp->exec = exec_for(comm);
+  MK_CHECK(dp->exec->bind(comm));
   MK_CHECK(dp_peers_fill(comm));
   MK_CHECK_GOTO(dp_net_open(comm), res, fail_peers);
   MK_CHECK_GOTO(netdev_comm_open(comm), res, fail_net);
@@ -279,22 +279,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
    * ncclRemoteError after MKCCL_TIMEOUT. */
   if (comm->cudaDev >= 0 && dp->flatMaxBytes > 0 && comm->nRanks > 1)
     MK_CHECK_GOTO(channel_connect_algo(comm, MK_ALGO_FLAT, MK_COLL_ALLREDUCE, -1), res, fail_channels);
-  if (comm->cudaDev >= 0) {
-    MK_CHECK_GOTO(gpu_exec_create(comm, (gpu_exec_t**)&dp->gpuExec), res, fail_channels);
-    res = gpu_exec_sync_conns((gpu_exec_t*)dp->gpuExec, comm, NULL, 1);
-    if (res != ncclSuccess) {
-      gpu_exec_destroy((gpu_exec_t*)dp->gpuExec);
-      dp->gpuExec = NULL;
-      goto fail_channels;
-    }
-  } else {
-    host_exec_config_t cfg = {comm->rank, comm->nRanks, dp->nChannels, dp->channels, comm->abortFlag,
-                              (uint32_t)param_int("NCCL_WORK_FIFO_BYTES"), &comm->profile,
-                              param_int("MKCCL_TIMEOUT"), param_int("MKCCL_HOST_SPIN_US"),
-                              (int)param_int("MKCCL_HOST_STREAM_STORES"), param_int("MKCCL_HOST_STREAM_MIN_BYTES"),
-                              param_int("MKCCL_HOST_LL_POLLS"), param_int("MKCCL_HOST_LL_PREFETCHW")};
-    MK_CHECK_GOTO(host_exec_create(&cfg, (host_exec_t**)&dp->hostExec), res, fail_channels);
-  }
+  MK_CHECK_GOTO(dp->exec->create(comm, &dp->execState), res, fail_channels);
   MK_INFO(NCCL_INIT, "Rank %d: data path ready, %d channel(s), %d-byte buffers, net %s", comm->rank, dp->nChannels,
           dp->buffSize, dp->net ? "present" : "none");
   return ncclSuccess;
@@ -312,19 +297,15 @@ fail_net:
 fail_peers:
   free(dp->peers);
   dp->peers = NULL;
-  if (comm->cudaDev >= 0) {
-    transport_services_gpu_release(comm);
-    gpu_exec_unbind(comm);
-  }
+  if (comm->cudaDev >= 0) transport_services_gpu_release(comm);
+  dp->exec->unbind(comm);
   return res;
 }
 
 void dp_fini(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  if (comm->cudaDev >= 0 && gpu_exec_bind(comm) == ncclSuccess) gpu_exec_destroy((gpu_exec_t*)dp->gpuExec);
-  dp->gpuExec = NULL;
-  host_exec_destroy(dp->hostExec);
-  dp->hostExec = NULL;
+  if (dp->exec && dp->exec->bind(comm) == ncclSuccess) dp->exec->destroy(dp->execState);
+  dp->execState = NULL;
   /* Ops still queued complete (or are dropped when aborting) before the
    * connectors they use go away. */
   if (dp->proxyAttached) proxy_client_detach(&dp->proxy);
@@ -337,10 +318,8 @@ void dp_fini(struct ncclComm* comm) {
   dp_net_close(comm);
   free(dp->peers);
   dp->peers = NULL;
-  if (comm->cudaDev >= 0) {
-    transport_services_gpu_release(comm);
-    gpu_exec_unbind(comm);
-  }
+  if (comm->cudaDev >= 0) transport_services_gpu_release(comm);
+  if (dp->exec) dp->exec->unbind(comm);
 }
 
 /* ---- the communicator stage -------------------------------------------------------------------- */

@@ -36,8 +36,8 @@ typedef struct dp_state {
   int transportsReady;
   proxy_client_t proxy;
   int proxyAttached;
-  struct host_exec* hostExec;  /* host ranks */
-  struct gpu_exec* gpuExec;    /* GPU ranks */
+  const struct exec_ops* exec; /* chosen at init (exec_for) */
+  void* execState;             /* the executor's own, NULL until made */
   void* gpuCtx;                /* their device's primary context, held */
   uint64_t gpuPeerCtxHeld;     /* devices whose primary context peer access maps: held (bit per device) */
   int buffSize;            /* bytes per connection buffer (Simple protocol) */

@@ -9,7 +9,7 @@
  * drives) takes the general path. */
 #include "base/err.h"
 #include "comm/comm.h"
-#include "device/host/host_exec.h"
+#include "exec/exec.h"
 #include "plan/plan_tune.h"
 #include "plan/task.h"
 
@@ -29,7 +29,7 @@ ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran) {
   mk_work_t w;
   plan_coll_work(comm, t, &w);
   comm->dp.aloneCount++;
-  ncclResult_t res = host_exec_run_here(comm->dp.hostExec, &w);
+  ncclResult_t res = comm->dp.exec->run_here(comm->dp.execState, &w);
   if (res != ncclSuccess) {
     res = plan_exec_failed(comm, res);
     comm_async_error_set(comm, res);

@@ -14,10 +14,8 @@
 #include "device/common/sched_ring.h"
 #include "device/common/sched_tree.h"
 #include "device/common/shape.h"
-#include "device/cuda/gpu_exec.h"
-#include "device/host/host_exec.h"
-#include "device/host/host_reduce.h"
-#include "device/host/host_types.h"
+#include "exec/exec.h"
+#include "base/dtype.h"
 #include "plan/plan_graph.h"
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
@@ -37,12 +35,10 @@ static int plan_channels(struct ncclComm* comm, size_t bytes) {
   return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;
 }
 
-/* A communicator of one: the result is the input (reduced with itself). */
-static void plan_local(const plan_task_t* t) {
-  host_redop_t r = {(int)t->type, t->op, t->scalarPtr ? host_scalar_load((const void*)(uintptr_t)t->scalar, t->type)
-                                                      : t->scalar};
-  if (t->count == 0) return;
-  host_reduce_copy(&r, t->recvbuff, NULL, NULL, t->sendbuff, t->count, 1);
+/* A host communicator of one: the result is the input (reduced with itself). */
+static ncclResult_t plan_local(struct ncclComm* comm, const plan_task_t* t) {
+  return comm->dp.exec->reduce_alone(comm->dp.execState, t->recvbuff, t->sendbuff, t->count, (int)t->type, t->op,
+                                     t->scalar, t->scalarPtr);
 }
 
 /* Steps one channel's send and recv ring connectors move for an item
@@ -207,13 +203,13 @@ static int plan_channels_used(const mk_work_t* works, int n) {
 /* Items to the executor: host threads (complete on return) or GPU kernels
  * on the stream (queued on return; launched in FIFO-sized batches). */
 static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, int n, void* stream, int captured) {
-  if (comm->cudaDev < 0) return host_exec_run(comm->dp.hostExec, works, n);
+  if (comm->cudaDev < 0) return comm->dp.exec->launch(comm->dp.execState, works, n, comm->dp.nChannels, stream, captured);
   int batch = comm->dp.workBatch;
   for (int i = 0; i < n; i += batch) {
     int m = n - i < batch ? n - i : batch;
     MK_INFO(NCCL_COLL, "Rank %d: launching %d item(s) (first: coll %d count %llu) on %d channel(s), stream %p",
             comm->rank, m, works[i].coll, (unsigned long long)works[i].count, plan_channels_used(works + i, m), stream);
-    MK_CHECK(gpu_exec_launch(comm->dp.gpuExec, works + i, m, plan_channels_used(works + i, m), stream, captured));
+    MK_CHECK(comm->dp.exec->launch(comm->dp.execState, works + i, m, plan_channels_used(works + i, m), stream, captured));
   }
   return ncclSuccess;
 }
@@ -235,8 +231,8 @@ static ncclResult_t plan_streams_join(struct ncclComm* comm, plan_task_list_t* t
     int seen = 0;
     for (plan_task_t* u = tasks->head; u != t && !seen; u = u->next) seen = u->stream == t->stream;
     if (seen) continue;
-    if (after) MK_CHECK(gpu_exec_stream_join(comm->dp.gpuExec, t->stream, launch));
-    else MK_CHECK(gpu_exec_stream_join(comm->dp.gpuExec, launch, t->stream));
+    if (after) MK_CHECK(comm->dp.exec->stream_join(comm->dp.execState, t->stream, launch));
+    else MK_CHECK(comm->dp.exec->stream_join(comm->dp.execState, launch, t->stream));
   }
   return ncclSuccess;
 }
@@ -252,13 +248,13 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   /* GPU: work in the comm's device context, and give the caller's back. */
   void* callerCtx = NULL;
   if (gpu) {
-    MK_CHECK(gpu_exec_ctx_save(&callerCtx));
-    MK_CHECK(gpu_exec_bind(comm));
+    MK_CHECK(comm->dp.exec->ctx_save(&callerCtx));
+    MK_CHECK(comm->dp.exec->bind(comm));
   }
   /* Captured into a CUDA graph: only the launches go into it; set-up below
    * runs now, in relaxed capture mode, on the executor's own stream. */
   int captureMode = -1;
-  int capturing = gpu && gpu_exec_capture_begin(stream, &captureMode);
+  int capturing = gpu && comm->dp.exec->capture_begin(stream, &captureMode);
   pp.captured = capturing;
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
@@ -274,20 +270,20 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   int numPipeOps = plan_num_pipe_ops(tasks);
   for (plan_task_t* t = tasks->head; t; t = t->next) {
     if (t->kind != TASK_COLL || t->count == 0) continue;
-    if (gpu && ((t->recvbuff && !gpu_exec_pointer_ok(t->recvbuff)) || (t->sendbuff && !gpu_exec_pointer_ok(t->sendbuff)))) {
+    if (gpu && ((t->recvbuff && !comm->dp.exec->pointer_ok(t->recvbuff)) || (t->sendbuff && !comm->dp.exec->pointer_ok(t->sendbuff)))) {
       res = MK_FAIL(ncclInvalidArgument, "Rank %d: a GPU communicator needs device (or registered host) buffers",
                     comm->rank);
       goto out;
     }
     if (comm->nRanks == 1 && !gpu) {
-      plan_local(t);
+      MK_CHECK_GOTO(plan_local(comm, t), res, out);
       continue;
     }
     /* One GPU rank: a copy on the stream (nothing in place), as NCCL does,
      * unless a PreMulSum scalar has to be applied by the kernel. */
     if (comm->nRanks == 1 && !t->scalarPtr && plan_redop_is_identity(t->op, t->type, t->scalar)) {
       if (t->sendbuff != t->recvbuff)
-        MK_CHECK_GOTO(gpu_exec_copy(comm->dp.gpuExec, t->recvbuff, t->sendbuff, t->count * host_type_size(t->type),
+        MK_CHECK_GOTO(comm->dp.exec->copy(comm->dp.execState, t->recvbuff, t->sendbuff, t->count * host_type_size(t->type),
                                     stream), res, out);
       continue;
     }
@@ -299,7 +295,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   if (nWorks == 0) goto out;
   /* The device's copy of every connection, those planning just made (a
    * first tree, a new peer) included. */
-  if (gpu) MK_CHECK_GOTO(gpu_exec_sync_conns(comm->dp.gpuExec, comm, stream, capturing), res, out);
+  if (gpu) MK_CHECK_GOTO(comm->dp.exec->sync_conns(comm->dp.execState, comm, stream, capturing), res, out);
   /* Captured: the graph's host node posts the proxy ops at every replay. */
   if (capturing && pp.nOps > 0) MK_CHECK_GOTO(plan_graph_capture_ops(comm, &pp, stream), res, out);
   plan_proxy_post(&pp);
@@ -314,7 +310,7 @@ out:
   plan_profile_stop(comm, works, nWorks, pp.profGroup);
   plan_proxy_discard(&pp);
   if (works != local) free(works);
-  if (capturing) gpu_exec_capture_end(captureMode);
-  if (gpu) gpu_exec_ctx_restore(callerCtx);
+  if (capturing) comm->dp.exec->capture_end(captureMode);
+  if (gpu) comm->dp.exec->ctx_restore(callerCtx);
   return res;
 }

@@ -11,8 +11,8 @@
 #include "comm/comm.h"
 #include "device/common/shape.h"
 #include "device/common/p2p_part.h"
-#include "device/cuda/gpu_exec.h"
-#include "device/host/host_types.h"
+#include "exec/exec.h"
+#include "base/dtype.h"
 #include "plan/dp_net.h"
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
@@ -103,7 +103,7 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
         if (task_bytes(s) && s->sendbuff != r->recvbuff) memmove(r->recvbuff, s->sendbuff, task_bytes(s));
       } else if (d == 0) { /* to myself, on a GPU: a copy on the stream (the copy engine, as a one-rank collective) */
         if (task_bytes(s) && s->sendbuff != r->recvbuff)
-          MK_CHECK(gpu_exec_copy(comm->dp.gpuExec, r->recvbuff, s->sendbuff, task_bytes(s), s->stream));
+          MK_CHECK(comm->dp.exec->copy(comm->dp.execState, r->recvbuff, s->sendbuff, task_bytes(s), s->stream));
       } else {
         mk_work_t* w = &works[n++];
         memset(w, 0, sizeof(*w));

@@ -13,7 +13,7 @@
 #include "device/common/sched_flat.h"
 #include "device/common/shape.h"
 #include "device/common/work.h"
-#include "device/host/host_types.h"
+#include "base/dtype.h"
 #include "tune/tune.h"
 
 /* What the executors run: both run rings in Simple and trees (AllReduce,

@@ -6,7 +6,7 @@
 #include "base/err.h"
 #include "comm/comm.h"
 #include "device/common/work.h"
-#include "device/host/host_types.h"
+#include "base/dtype.h"
 #include "plan/task.h"
 
 /* The value v in the bits of `type` (what executors load). */

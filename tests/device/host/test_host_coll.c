@@ -13,7 +13,7 @@
 #include "device/common/shape.h"
 #include "device/common/work.h"
 #include "device/host/host_exec.h"
-#include "device/host/host_types.h"
+#include "base/dtype.h"
 #include "transport/mkccl_conn_fifo_v1.h"
 
 #define MAXR 8

@@ -7,7 +7,7 @@
 #include "check.h"
 #include "device/common/work.h"
 #include "device/host/host_reduce.h"
-#include "device/host/host_types.h"
+#include "base/dtype.h"
 
 static double load(int type, const void* p, size_t i) {
   switch (type) {

@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "transport/mkccl_conn_fifo_v1.h"
-#include "fifo/steps.h"
+#include "device/common/steps.h"
 
 #define STRESS_STEPS 200000
 static mkcclSendMem_v1 sendMem;

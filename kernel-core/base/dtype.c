@@ -1,4 +1,4 @@
-#include "host_types.h"
+#include "base/dtype.h"
 
 #include <math.h>
 #include <string.h>

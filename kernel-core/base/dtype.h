@@ -1,8 +1,8 @@
-/* Element types on the host: sizes and the software conversions of half,
+/* Element types, for the core and the host executor: sizes and the software conversions of half,
  * bfloat16 and both fp8 formats (round to nearest even; fp8 saturates to the
  * largest finite value as CUDA's default conversion does). */
-#ifndef MKCCL_HOST_TYPES_H
-#define MKCCL_HOST_TYPES_H
+#ifndef MKCCL_BASE_DTYPE_H
+#define MKCCL_BASE_DTYPE_H
 
 #include <stddef.h>
 #include <stdint.h>
