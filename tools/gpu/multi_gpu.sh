@@ -16,7 +16,7 @@
 #      killed mid-AllReduce and init/abort cycles (no leaks) over P2P; the
 #      matrix again with NCCL_PROTO=LL and NCCL_PROTO=Simple (the model mixes
 #      them by size otherwise); trees forced (NCCL_ALGO) over P2P, SHM and NET
-#   M  what one CTA does: tools/gpu/bench/gpu_micro.cu (copy and reduce
+#   M  what one CTA does: bench/gpu_micro.cu (copy and reduce
 #      rates, the cost of a fence and of a hop; MICRO_TESTS picks), and
 #      AllReduce/Broadcast on one channel, mkccl vs NCCL (Simple, one channel)
 #   L  small-AllReduce latency (8 B to 1 MB, 200 iterations): host time per

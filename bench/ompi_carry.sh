@@ -2,12 +2,12 @@
 # Open MPI for a machine without a package registry (the device machines:
 # Ubuntu 24.04, 16+ cores, where the host benchmarks of issues 4 and 5 are
 # not squeezed onto 2 shared cores), taken from Debian 12's packages:
-#   tools/bench/ompi_carry.sh fetch DIR        here: the .deb files into DIR (~5 MB):
+#   bench/ompi_carry.sh fetch DIR        here: the .deb files into DIR (~5 MB):
 #                                              Open MPI 4.1 and the libraries it needs
 #                                              that the other machine may lack
-#   tools/bench/ompi_carry.sh unpack DIR ROOT  there: each .deb of DIR unpacked into ROOT
+#   bench/ompi_carry.sh unpack DIR ROOT  there: each .deb of DIR unpacked into ROOT
 #                                              (dpkg -x, never into /)
-#   eval "$(tools/bench/ompi_carry.sh env ROOT)"
+#   eval "$(bench/ompi_carry.sh env ROOT)"
 #                                              the environment that runs it from ROOT:
 #                                              orterun on PATH, its libraries first, and
 #                                              OPAL_PREFIX / OPAL_SYSCONFDIR (Open MPI
