@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Packs what the GPU check needs into .carry/ (ignored by git, carried to the
-# device machine): the built libraries, plugins, tools and GPU tests, and
-# the one run-time library that machine lacks (libyaml).
+# Packs what the GPU checks need into .carry/ (ignored by git; copy it beside
+# the tree on the GPU machine): the built libraries, plugins, tools and GPU
+# tests, and the one run-time library such a machine may lack (libyaml).
+# Run on the build machine after tools/dev/build.sh; takes seconds (longer
+# the first time nvJitLink is compressed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .carry
