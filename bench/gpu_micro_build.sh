@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the GPU microbenchmark (gpu_micro.cu) for H100s (sm_90), static
-# CUDA runtime, so the device machine needs no LD_LIBRARY_PATH for it.
+# CUDA runtime, so the GPU machine needs no LD_LIBRARY_PATH for it.
 # Usage: bench/gpu_micro_build.sh [OUT]   (default: build/bin/mkccl-gpu-micro
 #   in the repository; a given OUT is relative to the current directory)
 # Env: NVCC (default /usr/local/cuda/bin/nvcc).

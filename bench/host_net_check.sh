@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# One device call's check of host collectives over sockets (NCCL_SHM_DISABLE=1,
-# Open MPI tcp beside them where the carry has it): the current defaults
-# (`new`) against the helper-thread layout of the eighteenth session (`old`:
-# no flows hint, one proxy lane), each part a table of bench/host_sweep.sh.
-#   here:  tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
-#   there: run(command="bash bench/host_net_check.sh [PARTS]", carry=[".carry"])
-# PARTS (default ABCDEF): A 4 and 2 ranks at 1 and 4 MB, rounds; B the issue's
-# sweep, 1 KB to 256 MB; C small sizes, times; D 8 and 3 ranks; E threads
-# and channels of a 4-rank run; F Send/Recv and AlltoAll.
+# Host collectives over sockets (NCCL_SHM_DISABLE=1, Open MPI tcp beside
+# them where .carry/ has it): the defaults (`new`) against the helper-thread
+# layout (`old`: no flows hint, one proxy lane), each part a table of
+# bench/host_sweep.sh (docs/perf/host-net.md).
+# On the build machine:
+#   tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
+# then on the measuring machine, from the repository root with .carry/ beside the tree:
+#   bash bench/host_net_check.sh [PARTS]
+# PARTS (default ABCDEF): A 4 and 2 ranks at 1 and 4 MB, rounds; B 1 KB to
+# 256 MB; C small sizes, times; D 8 and 3 ranks; E threads and channels of a
+# 4-rank run; F Send/Recv and AlltoAll. Each part runs under a hard limit
+# (A 200 s, B and C 150, D 120, E 40, F 60 per run of 8).
 # HOST_NET_CHECK_VARIANTS adds variants ("name=ENV,ENV ...") to A, C and D.
 # Benchmarks print; they assert nothing.
 set -u
@@ -24,7 +27,7 @@ if part A; then
     HOST_SWEEP="$V" timeout 200 bash $S
 fi
 if part B; then
-  echo "### B: the issue's sweep"
+  echo "### B: 1K to 256M"
   HOST_SWEEP_MIN=1K HOST_SWEEP_MAX=256M HOST_SWEEP_ITERS=20 HOST_SWEEP_WARMUP=3 HOST_SWEEP_RANKS='2 4' \
     HOST_SWEEP="new=" timeout 150 bash $S
 fi

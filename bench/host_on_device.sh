@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The host benchmarks of docs/PERFORMANCE.md (bench/host_vs_mpi.sh:
 # mkccl over net-socket and SHM next to Open MPI's tcp and vader BTLs, the
-# socket plugin against a TCP stream, the proxy's cost per step) on a device
-# machine, in one call, from the carry: the machine's 16+ cores give every
-# rank its own, where this VM's 2 are shared.
-#   here:  tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
-#   there: run(command="bash bench/host_on_device.sh 256M 20", carry=[".carry"])
+# socket plugin against a TCP stream, the proxy's cost per step) on a
+# machine of 16 or more cores, from .carry/, so every rank has a core of its
+# own (on the 2-core VM ranks share them). Open MPI comes from .carry/ too.
+# On the build machine:
+#   tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
+# then on the measuring machine, from the repository root with .carry/ beside the tree:
+#   bash bench/host_on_device.sh 256M 20
 # Arguments are host_vs_mpi.sh's; HOST_VS_MPI_PARTS picks parts as there.
 # The log and its tables go to $OUT (bench.log, tables.md) and stdout.
 set -uo pipefail

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Variants of mkccl's host AllReduce next to each other, from the carry, on a
-# device machine (its cores give every rank and channel its own): for each
-# rank count, one line per variant with the out-of-place busbw per size, and
+# Variants of mkccl's host AllReduce next to each other, from .carry/, on a
+# machine whose cores give every rank and channel its own: for each rank
+# count, one line per variant with the out-of-place busbw per size, and
 # Open MPI's line (tcp or vader, unpacked by ompi_carry.sh) in the same run.
-#   here:  tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
-#   there: run(command="HOST_SWEEP='c1= c4=MKCCL_HOST_NCHANNELS=4' bash bench/host_sweep.sh", carry=[".carry"])
+# On the build machine:
+#   tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
+# then on the measuring machine, from the repository root with .carry/ beside the tree:
+#   HOST_SWEEP='c1= c4=MKCCL_HOST_NCHANNELS=4' bash bench/host_sweep.sh
 # HOST_SWEEP: "name=ENV[,ENV...] ..." (empty ENV: the defaults; HOST_SWEEP_WRAP=PROGRAM
 # among them runs each rank as PROGRAM mkccl-perf ..., e.g. bench/pin_rank.sh);
 # HOST_SWEEP_PATH: shm (default) or net (NCCL_SHM_DISABLE=1, Open MPI tcp);

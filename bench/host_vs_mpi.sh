@@ -13,8 +13,8 @@
 #   HOST_VS_MPI_BIN / HOST_VS_MPI_LIB: where the programs and libmkccl are
 #   (default build/bin, build/lib); HOST_VS_MPI_OMPI: an Open MPI unpacked
 #   from Debian's packages (bench/ompi_carry.sh), used instead of the
-#   installed one: on a machine without a package registry (the device
-#   machines, whose 16+ cores the 2-core VM lacks).
+#   installed one, on a machine without a package registry
+#   (bench/host_on_device.sh sets these from .carry/).
 set -euo pipefail
 PARTS=${HOST_VS_MPI_PARTS:-net shm p2p}
 has() { [[ " $PARTS " == *" $1 "* ]]; }

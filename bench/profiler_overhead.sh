@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profiler overhead on a 1 MB AllReduce (issue 8: < 5% with all events).
+# Profiler overhead on a 1 MB AllReduce (the aim: under 5% with all events).
 # Two host ranks (one per core on a 2-core machine), shm and net transports;
 # three configurations run interleaved, trial after trial, so that drifts of
 # the machine hit all three alike: no profiler, profiler loaded with mask 0,
