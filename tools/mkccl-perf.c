@@ -591,8 +591,8 @@ int main(int argc, char** argv) {
   }
   /* As nccl-tests: warm up at the largest size, then the smallest, before
    * any size is timed (each size then has its own -w as well). The first
-   * size timed after start-up alone ran at a fraction of its speed in some
-   * 4-rank host runs (docs/PERFORMANCE.md, eighth session). */
+   * size timed after start-up alone can run at a fraction of its speed in
+   * 4-rank host runs. */
   size_t ends[2] = {o.maxBytes, o.minBytes};
   for (int e = 0; e < 2; e++)
     for (int w = 0; w < o.warmup; w++)

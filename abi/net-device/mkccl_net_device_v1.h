@@ -2,7 +2,7 @@
  *
  * A net plugin may say (getProperties: netDeviceType, netDeviceVersion) that
  * the data of its receives lands somewhere the executor must fetch it from
- * (seed 001: UNPACK, pages scattered in a bounce buffer). The code that knows
+ * (UNPACK: pages scattered in a bounce buffer). The code that knows
  * how is a net-device plugin: one per type, HOST (0) and UNPACK (1). The core
  * never names one: it loads every `net-device` plugin of the manifests, keeps
  * one per type, and checks the version exactly as NCCL checks

@@ -1,4 +1,4 @@
-/* The UNPACK net device type, version 0x7 (seed 001): the layout a net
+/* The UNPACK net device type, version 0x7 (docs/UNPACK.md): the layout a net
  * plugin (the producer) and an UNPACK net-device plugin (the consumer)
  * share. Plain C, included by C and CUDA code alike.
  *

@@ -1,4 +1,5 @@
-/* The connection FIFO protocol of seed 000, host side, with C11 atomics.
+/* The connection FIFO protocol (DESIGN.md, "Connection FIFO"), host side,
+ * with C11 atomics.
  * Part of the transport ABI: the core's executor and a transport's proxy
  * code both follow it, so it is spelled once, here.
  *

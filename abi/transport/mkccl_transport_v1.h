@@ -5,7 +5,7 @@
  * core while connecting, they produce the addresses the executor uses) and a
  * proxy part (proxySetup/proxyConnect/proxyFree/proxyProgress: run for the
  * proxy thread, NULL when the transport needs no proxy). The contract between
- * the executor and the proxy is the connection FIFO of seed 000:
+ * the executor and the proxy is the connection FIFO protocol:
  *   - NCCL_STEPS slots; slot = step % MKCCL_STEPS;
  *   - producer: writes data, then connFifo[slot].size, then tail = step+1;
  *   - consumer: reads, then clears connFifo[slot].size = -1, then head = step+1;

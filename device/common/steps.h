@@ -1,4 +1,4 @@
-/* Chunks, slices and steps (seed 000 "Step Management").
+/* Chunks, slices and steps (DESIGN.md, "Steps, chunks and slices").
  *
  * A connection's buffer has MKCCL_STEPS steps of stepSize bytes. An algorithm
  * moves data in chunks of chunkSteps steps; each chunk is cut in slices of

@@ -2,7 +2,7 @@
  * device, the device copy of the channels and connections (dev_comm.h), the
  * work FIFO in pinned host memory the kernel reads, and launches on the
  * user's stream that never block the host. Work FIFO space comes back
- * through events recorded after each launch (seed 002). */
+ * through events recorded after each launch. */
 #ifndef MKCCL_CUDA_GPU_EXEC_H
 #define MKCCL_CUDA_GPU_EXEC_H
 

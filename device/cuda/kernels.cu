@@ -26,7 +26,7 @@ extern "C" __device__ void mkcclNetDevUnpackSaveHead_v1(void* handle, uint64_t h
 #define MK_UNPACK_SCRATCH (MK_KERNEL_THREADS / 32 * MKCCL_NET_DEVICE_WARP_SCRATCH)
 #endif
 
-/* ---- step waits and posts (seed 000 "GPU-Side Primitives") ------------ */
+/* ---- step waits and posts (the connection FIFO protocol, GPU side) ----- */
 
 /* Progress report for the host's watchdog (thread 0 only, cheap stores). */
 static __device__ __forceinline__ void mk_status(volatile uint64_t* st, int word, uint64_t v) {

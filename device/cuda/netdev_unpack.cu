@@ -9,7 +9,7 @@
 // as one channel of a collective does) and unpacks its receives
 // [head, head + nreceives), receive r into dst + b * blockStride + r * stride;
 // the handle's head is saved back at the end, as the collective kernels do.
-// The unpack benchmark (tools/bench/unpack_bench.c) and test_netdev_link use it.
+// The unpack benchmark (bench/unpack_bench.c) and test_netdev_link use it.
 #include <stdint.h>
 
 extern "C" {

@@ -1,4 +1,4 @@
-/* The LL protocol (seed 000, "LL"): each 16-byte line carries 8 data bytes
+/* The LL protocol: each 16-byte line carries 8 data bytes
  * and the step's flag twice, {data1, flag1, data2, flag2}, stored in one
  * vector store. The receiver polls its own lines until both flags say this
  * step, so a hop costs one store across the link: no system fence, no tail,

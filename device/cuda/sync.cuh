@@ -1,9 +1,9 @@
 /* The memory accesses the GPU side of the connection protocol is made of
- * (seed 000 "GPU-Side Primitives"): step words read with acquire and written
+ * (DESIGN.md, "Connection FIFO"): step words read with acquire and written
  * relaxed or with release at system scope (the peer may be another GPU or
  * the host), the system fence, 16-byte volatile vector accesses (LL lines,
  * the host-pinned work FIFO) and the global timer. Shared by the kernels and
- * tools/gpu/bench. */
+ * bench/gpu_micro.cu. */
 #ifndef MKCCL_CUDA_SYNC_CUH
 #define MKCCL_CUDA_SYNC_CUH
 

@@ -96,10 +96,8 @@ static void* host_worker_main(void* arg) {
     }
     /* Poll (pauses, then yields) for MKCCL_HOST_SPIN_US, then sleep on the
      * condvar. A thread that slept after a few rounds had to be woken for
-     * the next collective of a busy loop; on the device machines (VMs),
-     * 4-rank 1 MB SHM AllReduces ran at a fraction of their bandwidth in
-     * some runs while the threads slept (docs/PERFORMANCE.md, seventh
-     * session, gives the runs). */
+     * the next collective of a busy loop, and on VMs a wake-up costs enough
+     * to leave 4-rank 1 MB SHM AllReduces at a fraction of their bandwidth. */
     host_waiter_t waiter = {0};
     int found = 0;
     int64_t until = 0;

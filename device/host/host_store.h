@@ -6,12 +6,11 @@
  * faster: the reader takes the lines from that cache. Where it does not (a
  * VM whose two vCPUs the host puts on two core complexes), each cached write
  * must first take its line back from the reader's cache, and the reader then
- * pulls it from the writer's: on the 2-core VM a stream of 512 KB slots ran
- * at 6 GB/s that way, 12 to 17 with streaming stores, and 18 to 23 with
- * cached stores when both vCPUs shared a complex (docs/PERFORMANCE.md, ninth
- * session). Which of the two holds can change while a process runs (the host
- * moves vCPUs), so by default each channel measures both: most slices use
- * the cheaper mode, every HOST_STORE_EXPLORE-th the other. */
+ * pulls it from the writer's, and streaming stores win by 2x or more
+ * (docs/perf/host-shm.md, "Why two speeds"). Which of the two holds can
+ * change while a process runs (the host moves vCPUs), so by default each
+ * channel measures both: most slices use the cheaper mode, every
+ * HOST_STORE_EXPLORE-th the other. */
 #ifndef MKCCL_HOST_STORE_H
 #define MKCCL_HOST_STORE_H
 

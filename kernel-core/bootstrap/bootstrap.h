@@ -1,4 +1,4 @@
-/* Bootstrap (seed 004 section 2): the unique id, the root thread(s), the
+/* Bootstrap (docs/BOOTSTRAP.md): the unique id, the root thread(s), the
  * ring, ring allgather, tagged point-to-point messages between any two
  * ranks, barriers. Everything runs over TCP (mkccl_sock); every connection
  * starts with a hello carrying the communicator's magic and is dropped
@@ -51,7 +51,7 @@ void bootstrap_handle_to_id(const bootstrap_handle_t* handle, ncclUniqueId* id);
 /* An id made from NCCL_COMM_ID (its root is started by rank 0). */
 int bootstrap_handle_is_env(const bootstrap_handle_t* handle);
 
-/* Which of nRoots roots serves rank (seed 004's rootIdFromRank, offset 0). */
+/* Which of nRoots roots serves rank (NCCL's rootIdFromRank, offset 0). */
 int bootstrap_root_of_rank(int rank, int nRanks, int nRoots);
 /* The first rank a root serves and how many. */
 int bootstrap_root_first_rank(int root, int nRanks, int nRoots);

@@ -1,4 +1,4 @@
-/* Ring allgather (seed 004): n-1 steps; in step i each rank passes on the
+/* Ring allgather: n-1 steps; in step i each rank passes on the
  * slice it received in step i-1 (its own first). Each step sends and
  * receives at once, so slices of any size cannot block the ring. */
 #include "bootstrap/bootstrap_internal.h"

@@ -1,4 +1,4 @@
-/* Which root serves which ranks when there are several (seed 004,
+/* Which root serves which ranks when there are several (as NCCL's
  * rootIdFromRank): the first nRanks % nRoots roots take one rank more. */
 #include "bootstrap/bootstrap.h"
 

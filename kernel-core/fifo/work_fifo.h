@@ -1,5 +1,5 @@
-/* The work FIFO of seed 002: how the enqueuing thread hands work items to
- * an executor (host threads or a GPU kernel) without blocking.
+/* The work FIFO (DESIGN.md, "Work FIFO"): how the enqueuing thread hands
+ * work items to an executor (host threads or a GPU kernel) without blocking.
  *
  * A power-of-two ring of bytes; `produced` and `consumed` are 32-bit byte
  * counters that wrap: every comparison is on their difference, which is

@@ -36,7 +36,7 @@ void netdev_plugin_check(const mkcclNetDevice_v1* d, char* why, size_t size);
 ncclResult_t netdev_comm_open(struct ncclComm* comm);
 void netdev_comm_close(struct ncclComm* comm);
 
-/* Services lent to transports (mkcclTransportServices_v1, ctx = comm). */
+/* Services offered to transports (mkcclTransportServices_v1, ctx = comm). */
 ncclResult_t netdev_service_handle_alloc(void* ctx, int isRecv, ncclNetDeviceHandle_v12_t** handle);
 int netdev_service_needs_proxy_progress(void* ctx, const ncclNetDeviceHandle_v12_t* handle);
 ncclResult_t netdev_service_handle_free(void* ctx, ncclNetDeviceHandle_v12_t* handle);

@@ -34,14 +34,11 @@ static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
 }
 
 /* MKCCL_GPU_NCHANNELS=0: 64 channels where every rank has a GPU of its own
- * on this host and P2P may join them (NVLink-class links: on 2 H100s one CTA
- * moved ~7 GB/s, so 16 channels gave 111 GB/s AllReduce busbw and 32 gave
- * 204; a CTA's stores to the peer and to its own GPU top out per SM, so a
- * copy to both moved 317 GB/s with 32 CTAs and 357 with 64, and at 1 GB
- * Broadcast went from 0.83x NCCL's time to 0.96x, Send/Recv from 0.85x to
- * 0.96x, AllReduce from 0.92x to 1.03x, docs/perf/multi-gpu.md, sixth
- * session); else 16 (staged SHM and NET copies gain nothing from more, and
- * cost buffers). Each channel holds an NCCL_BUFFSIZE buffer per ring peer. */
+ * on this host and P2P may join them: a CTA's stores to a peer over NVLink
+ * top out per SM (~7 GB/s on an H100), so the link fills only with many CTAs
+ * (docs/perf/multi-gpu.md, "64 channels"). Else 16: staged SHM and NET
+ * copies gain nothing from more, and each channel holds an NCCL_BUFFSIZE
+ * buffer per ring peer. */
 static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
   if (param_int("NCCL_P2P_DISABLE") == 1) return 16;
   const comm_peer_info_t* me = &comm->peerInfo[comm->rank];
@@ -75,19 +72,13 @@ static int dp_host_mode(const struct ncclComm* comm) {
  * affinity mask) over the CPUs a channel needs, at most
  * MK_HOST_AUTO_CHANNELS.
  * Over shared memory a channel's thread gets two CPUs: its waits spin, and
- * one descheduled thread stalls its ring on every rank. With a thread on
- * every CPU (4 ranks x 8 channels on 32), 4-rank 4 MB runs fell to 2.5 to
- * 3.6 GB/s, most iterations taking 5x the fastest; with 4 channels none did
- * (docs/PERFORMANCE.md, eighth session).
- * Over sockets with helper threads a channel takes 4 (its connections'
- * helpers, 2 each): on 32 cores 4 channels beat 8 (2 ranks, 4 MB: 8.9 against
- * 5.5 GB/s).
+ * one descheduled thread stalls its ring on every rank, so a thread on every
+ * CPU makes most iterations several times slower than the fastest.
+ * Over sockets with helper threads a channel takes 4: its connections'
+ * helpers, 2 each, need CPUs of their own.
  * Over sockets moved by the executors themselves (one flow per peer, each
  * channel in its proxy lane) a channel is one thread: every CPU of a rank's
- * share but one, left to its proxy thread. 4 ranks at 1 MB on 16 cores: 3
- * channels 4.3 to 4.6 GB/s against 2 or 4 channels' 3.5 to 3.8; on 32
- * cores 5 to 7 channels 4.2 to 4.5 against 3.2 to 3.4 with helpers
- * (docs/PERFORMANCE.md, nineteenth session). */
+ * share but one, left to its proxy thread (docs/perf/host-net.md). */
 #define MK_HOST_AUTO_CHANNELS 8
 
 int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int mode) {
@@ -136,9 +127,8 @@ int dp_gpu_p2p_channels_for(int nRanks) { return nRanks <= 4 ? 64 : 16; }
 
 /* Host point-to-point over the network: a peer's channels share one net
  * comm (NCCL_NET_SHARED_COMMS) that the proxy thread progresses, so a second
- * channel only contends for it (4-rank Send/Recv of 4 and 16 MB on 16 cores:
- * 3.4 and 3.3 GB/s on one, 2.5 and 2.1 on two; docs/PERFORMANCE.md,
- * nineteenth session). */
+ * channel only contends for it (docs/perf/host-net.md, "Send/Recv and
+ * AlltoAll"). */
 int dp_p2p_channels_for(int64_t p2p, int userSet, int gpu, int hostNet, int nRanks, int nChannels) {
   if (gpu && p2p == 0) p2p = dp_gpu_p2p_channels_for(nRanks);
   if (!gpu && hostNet && !userSet) p2p = 1;
@@ -153,11 +143,10 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp->p2pChannels = dp_p2p_channels_for(param_int(p2pName), param_source(p2pName, NULL) != PARAM_FROM_DEFAULT, gpu,
                                         hostNet, comm->nRanks, dp->nChannels);
   /* Host rings over sockets count a channel's bytes per rank (what one ring
-   * step moves). With helper threads they want big steps: on 32 cores a 1
-   * MB AllReduce ran best on one channel with 4 ranks (3.39 and 3.88 GB/s;
-   * two: 1.48 and 1.74), so 256 KB. Moved by the executors, 64 KB: 4 ranks
-   * at 1 MB on 4 channels 4.6 to 5.8 GB/s where 256 KB left them one (2.2
-   * to 2.3; docs/PERFORMANCE.md, nineteenth session). */
+   * step moves). With helper threads they want big steps, so 256 KB: a 1
+   * MB AllReduce of 4 ranks runs fastest on one channel. Moved by the
+   * executors, 64 KB, so a 1 MB AllReduce of 4 ranks spreads over every
+   * channel (docs/perf/host-net.md). */
   dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
                                   : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"
                                             : "MKCCL_CHANNEL_MIN_BYTES");
@@ -209,15 +198,12 @@ static ncclResult_t dp_rings_ll_agree(struct ncclComm* comm) {
 /* Host rings over shared memory on one channel (a host with few CPUs for
  * its ranks, as the 2-core VM) move each rank's whole piece through one
  * pair of connections. Smaller steps there let the reader start on a slice
- * sooner and keep a slice within a core's L2: on the 2-core VM a 2-rank 4 MB
- * AllReduce averaged 8.4 GB/s with 1 MB buffers against 6.7 with 4 MB
- * (docs/PERFORMANCE.md, tenth session). Not where ranks outnumber a host's
- * CPUs: a writer then runs ahead while its reader is off the CPU, and 4
- * ranks on the 2-core VM lost 10% at 1 MB with 1 MB buffers. With more
- * channels each channel's pieces are small already (32 cores: the same
- * within the noise), and over sockets bigger messages did better, so only
- * there; NCCL_BUFFSIZE set by the user (environment or manifest) always
- * wins. */
+ * sooner and keep a slice within a core's L2 (docs/perf/host-shm.md,
+ * "Smaller buffers for one channel"). Not where ranks outnumber a host's
+ * CPUs: a writer then runs ahead while its reader is off the CPU. With more
+ * channels each channel's pieces are small already, and over sockets bigger
+ * messages do better, so only there; NCCL_BUFFSIZE set by the user
+ * (environment or manifest) always wins. */
 int64_t dp_host_buffsize_for(int64_t ncclBuff, int userSet, int host, int net, int nChannels, int oversubscribed,
                              int64_t oneChannelShm) {
   return !userSet && host && !net && nChannels == 1 && !oversubscribed && oneChannelShm > 0 ? oneChannelShm : ncclBuff;

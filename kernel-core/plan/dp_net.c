@@ -34,9 +34,9 @@ static ncclResult_t dp_net_set_flows(struct ncclComm* comm, const plugin_net_t* 
 /* A host communicator's executors make their channels' socket calls in
  * their own proxy lanes, so it asks for one flow per peer: net-socket then
  * opens no data socket and starts no helper thread, whose hand-offs cost
- * more than they move on a host's loopback (docs/PERFORMANCE.md, nineteenth
- * session). A plugin without setNetAttr, or one that ignores the hint,
- * keeps its own layout. */
+ * more than they move on a host's loopback (docs/perf/host-net.md). A
+ * plugin without setNetAttr, or one that ignores the hint, keeps its own
+ * layout. */
 ncclResult_t dp_net_hint(struct ncclComm* comm, const struct plugin_net* net, void* ctx) {
   int flows = dp_host_net_flows(comm);
   return flows > 0 ? dp_net_set_flows(comm, net, ctx, flows) : ncclSuccess;

@@ -183,8 +183,7 @@ static void* proxy_thread_main(void* arg) {
     if (active == 0 && spinNs > 0) {
       /* No op left: keep polling for MKCCL_PROXY_SPIN_US, yielding, before
        * sleeping. The next collective of a loop posts within microseconds,
-       * and a wake-up from the condvar costs far more on the device
-       * machines (VMs). */
+       * and a wake-up from the condvar costs far more, on VMs most. */
       int64_t t = mk_now_ns();
       if (!emptySince) emptySince = t;
       if (t - emptySince < spinNs) {

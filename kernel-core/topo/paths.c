@@ -1,4 +1,4 @@
-/* Paths between every GPU, NIC, CPU and NVSwitch (seed 004 section 4):
+/* Paths between every GPU, NIC, CPU and NVSwitch (DESIGN.md, "Topology"):
  * breadth-first from each of them, keeping for every node the path with the
  * fewest hops and, among those, the highest bottleneck bandwidth. The path
  * type is the worst link type on the way, with NCCL's refinements: PCI switch

@@ -1,4 +1,4 @@
-/* The machine as a graph (seed 004, sections 3 and 4): NUMA domains (CPU
+/* The machine as a graph (DESIGN.md, "Topology"): NUMA domains (CPU
  * nodes), the PCI switches between them and the devices, GPUs, NICs and
  * NVSwitches, with links carrying a type and a bandwidth in GB/s. For every
  * pair of GPU/NIC/CPU nodes the module computes a path: its type (NCCL's

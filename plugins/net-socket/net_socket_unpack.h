@@ -1,5 +1,5 @@
 /* Unpack mode (MKCCL_SOCKET_UNPACK=1): net-socket as a producer of UNPACK
- * receives (seed 001), so the device-offload path runs on any machine.
+ * receives (docs/UNPACK.md), so the device-offload path runs on any machine.
  *
  * The properties report UNPACK 0x7 and one buffer per receive. When the
  * core hands accept a device handle of that type, the receive comm gets a

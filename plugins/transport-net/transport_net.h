@@ -1,5 +1,5 @@
 /* transport-net: connections between ranks through the net plugin the core
- * chose, driven by the proxy thread (seed 003 "Network Transport").
+ * chose, driven by the proxy thread (DESIGN.md, "Transports").
  *
  * Each side keeps a staging buffer of MKCCL_STEPS steps in host memory plus
  * the control words shared with the executor. Send: the executor fills a

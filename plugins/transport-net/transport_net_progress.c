@@ -1,5 +1,5 @@
-/* Proxy progress of net connections: the state machines of seed 000
- * ("Send Proxy Progress", "Receive Proxy Progress") over global steps.
+/* Proxy progress of net connections: the send and receive state machines
+ * of the proxy (DESIGN.md, "Proxy") over global steps.
  *
  * Receives of subs that share a net comm (and move the same number of
  * steps) are posted as one grouped irecv; the request lives in the group

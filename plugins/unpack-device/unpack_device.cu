@@ -1,4 +1,4 @@
-// The UNPACK device code (seed 001 "GPU-Side Implementation"), built as
+// The UNPACK device code (docs/UNPACK.md), built as
 // LTO-IR and linked with the core's kernels at run time. All threads of the
 // caller's warps take part: each warp stages the metadata of up to
 // UNPACK_WARP_PAGES pages in its shared-memory scratch, then copies those

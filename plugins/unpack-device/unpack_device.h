@@ -1,4 +1,4 @@
-/* unpack-device: the UNPACK net device type (seed 001), version 0x7.
+/* unpack-device: the UNPACK net device type (docs/UNPACK.md), version 0x7.
  *
  * Host side (C): the handle hooks of mkcclNetDevice_v1 and the CPU unpack
  * the host executor runs; device side (unpack_device.cu): the same unpack

@@ -11,7 +11,7 @@
 #define OFF(type, field, expect) CHECK_EQ_INT(offsetof(type, field), expect)
 
 int main(void) {
-  /* UNPACK 0x7 (seed 001). */
+  /* UNPACK 0x7 (abi/net-device/mkccl_unpack_v7.h). */
   CHECK_EQ_INT(MKCCL_UNPACK_VERSION, NCCL_NET_DEVICE_UNPACK_VERSION);
   CHECK_EQ_INT(MKCCL_UNPACK_QUEUE_DEPTH, 16);
   CHECK_EQ_INT(MKCCL_UNPACK_PAGE_SIZE, 4096);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# GPU hang diagnosis in ONE device call (< 5 min), everything to stdout.
-# See docs/GPU_HANG.md. Before the session, on the build machine:
+# GPU hang diagnosis on a machine with 2 GPUs, everything to stdout, in
+# under 5 minutes (each case has a hard time limit). See docs/GPU_HANG.md.
+# On the build machine:
 #   tools/dev/build.sh && tools/gpu/pack.sh          (.carry/, ~13 MB)
-# then one run on a 2-GPU machine (kind nvidia-h100-x2 or nvidia-h200-x2):
-#   run(command="tools/gpu/diag.sh", carry=[".carry"], timeout_s=330)
+# then on the GPU machine, from the repository root with .carry/ beside the tree:
+#   bash tools/gpu/diag.sh
 #
 # Each case runs under a hard time limit; a hang is expected and is the
 # finding: the kernels' watchdog (every 2 s) and an nvidia-smi snapshot taken

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The framework check: PyTorch and CuPy on mkccl, on a GPU machine that has
-# them, in one run of under 9 minutes. First, on the build machine:
+# them, in under 9 minutes (ONE_GPU_BUDGET_S, below). On the build machine:
 #   tools/dev/build.sh && tools/gpu/pack.sh
-# then, on the GPU machine, with .carry/ beside the tree:
+# then on the GPU machine, from the repository root with .carry/ beside the tree:
 #   bash tools/gpu/frameworks.sh
 # docs/FRAMEWORKS.md says what each check does.
 #
@@ -21,7 +21,7 @@
 # CuPy lacks) are counted in the summary, never passed. FW_CHECKS picks
 # torch_check.py's groups; ONE_GPU_CASES is a regex on case names;
 # ONE_GPU_BUDGET_S bounds all cases (default 520 s). Logs, with each rank's
-# NCCL log (NCCL_DEBUG=INFO) under $OUT/CASE/, come back in $OUT/logs.tgz.
+# NCCL log (NCCL_DEBUG=INFO) under $OUT/CASE/, are packed into $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export ONE_GPU_BUDGET_S=${ONE_GPU_BUDGET_S:-520}

@@ -1,9 +1,10 @@
 # Sourced by the GPU check scripts (one_gpu.sh, multi_gpu.sh, sweep.sh): the
 # common setup and the case runner. Before sourcing: cd to the repository root.
-# Sets C (the carry), OUT (logs, packed into $OUT_FINAL/logs.tgz at exit;
-# GPU_LOG_DIR, default /tmp/gpu_check_logs), NCCL_DIR, MK_LD / NC_LD (library
-# paths for mkccl / NCCL runs), P (mkccl's plugins), fail (a check beside the
-# cases failed), T0 and BUDGET (ONE_GPU_BUDGET_S, seconds for all cases).
+# Sets C (the carry), OUT (logs: GPU_LOG_DIR, default /tmp/gpu_check_logs,
+# packed at exit into logs.tgz in the caller's $OUT, default /tmp/out),
+# NCCL_DIR, MK_LD / NC_LD (library paths for mkccl / NCCL runs), P (mkccl's
+# plugins), fail (a check beside the cases failed), T0 and BUDGET
+# (ONE_GPU_BUDGET_S, seconds for all cases).
 # Every case passes, fails or is not run (cut for time, not built); gpu_done
 # prints how many of each and fails the run on a failure or a case not run. A
 # case the caller did not select (ONE_GPU_CASES, a regex on names, or the

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The GPU check for a machine with SEVERAL GPUs (nvidia-h200-x2, -x4, ...),
-# in one device call (< 9 min), over all of its N GPUs, one rank per GPU.
-# Before the call, on the build machine: tools/dev/build.sh && PACK_NVJITLINK=0 tools/gpu/pack.sh
-#   run(command="bash tools/gpu/multi_gpu.sh", kind="nvidia-h200-x2", carry=[".carry"], timeout_s=590)
+# The GPU check for a machine with SEVERAL GPUs (2, 4, 8 H200s or H100s),
+# over all of its N GPUs, one rank per GPU, in under 9 minutes
+# (ONE_GPU_BUDGET_S, default 520 s for all cases). On the build machine:
+#   tools/dev/build.sh && PACK_NVJITLINK=0 tools/gpu/pack.sh
+# then on the GPU machine, from the repository root with .carry/ beside the tree:
+#   bash tools/gpu/multi_gpu.sh
 # Sections, run in this order: Q F M L T C (MULTI_GPU_ONLY picks, default all;
 # ONE_GPU_CASES is a regex on case names); correctness first, so a short
 # budget (ONE_GPU_BUDGET_S) cuts benchmarks, not checks; a case cut is "not
@@ -16,7 +18,7 @@
 #      killed mid-AllReduce and init/abort cycles (no leaks) over P2P; the
 #      matrix again with NCCL_PROTO=LL and NCCL_PROTO=Simple (the model mixes
 #      them by size otherwise); trees forced (NCCL_ALGO) over P2P, SHM and NET
-#   M  what one CTA does: tools/gpu/bench/gpu_micro.cu (copy and reduce
+#   M  what one CTA does: bench/gpu_micro.cu (copy and reduce
 #      rates, the cost of a fence and of a hop; MICRO_TESTS picks), and
 #      AllReduce/Broadcast on one channel, mkccl vs NCCL (Simple, one channel)
 #   L  small-AllReduce latency (8 B to 1 MB, 200 iterations): host time per
@@ -27,7 +29,7 @@
 #      data checked (-c 1), side by side (NT_ARGS overrides the arguments)
 #   C  benchmark: mkccl-perf-gpu, N processes, all_reduce, all_gather,
 #      reduce_scatter, broadcast, sendrecv, 8 B to 8 GB (BENCH_MAX), linked
-#      against mkccl's libnccl.so.2 and NCCL's in the same call, side by side
+#      against mkccl's libnccl.so.2 and NCCL's in the same run, side by side
 #      (data unchecked unless BENCH_CHECK=1: section T checks it, and the
 #      host check of 8 GB takes a minute); then variants of mkccl's AllReduce
 #   F  the full matrix (every type and op, counts 0, 1, 7 and 1000003), N

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The GPU check for a machine with ONE GPU, in one device call (< 9 min).
-# Before the call, on the build machine: tools/dev/build.sh && tools/gpu/pack.sh
-#   run(command="bash tools/gpu/one_gpu.sh", carry=[".carry"], timeout_s=570)
+# The GPU check for a machine with ONE GPU, in under 9 minutes
+# (ONE_GPU_BUDGET_S, default 520 s for all cases). On the build machine:
+#   tools/dev/build.sh && tools/gpu/pack.sh
+# then on the GPU machine, from the repository root with .carry/ beside the tree:
+#   bash tools/gpu/one_gpu.sh
 #
 # Two ranks share the GPU. mkccl allows that with MKCCL_ALLOW_SAME_GPU=1;
 # NCCL refuses two ranks on one GPU of one host, so for NCCL each rank gets
@@ -18,7 +20,7 @@
 #      the collective kernels at init; collectives over net-socket's unpack
 #      mode (NET only); the plugin swapped for another build; unpack
 #      throughput vs cuMemcpy; init time without, first and cached
-#   C  benchmarks, same call: 1 rank (launch latency, local copy) mkccl vs
+#   C  benchmarks, same run: 1 rank (launch latency, local copy) mkccl vs
 #      NCCL; 2 "hosts" over loopback sockets: NCCL's own socket transport,
 #      NCCL with our net-socket, mkccl (NET only)
 #   T  NVIDIA's nccl-tests (all_reduce, all_gather, reduce_scatter, broadcast,
@@ -29,7 +31,7 @@
 #      .carry/nccl-tests-src (tools/gpu/pack.sh copies /tmp/nccl-tests-src;
 #      NVIDIA's code is never in this repository; ONE_GPU_ONLY=T runs only it,
 #      ~1.5 min; NT_ARGS overrides the nccl-tests arguments)
-# Logs go to $OUT (fetched back); stdout carries the summary: ran, passed,
+# Logs go to $OUT/logs.tgz (default /tmp/out); stdout carries the summary: ran, passed,
 # failed, not run (cut for time: that fails the run, as a failure does;
 # ONE_GPU_ONLY and ONE_GPU_CASES select what is part of the run).
 set -uo pipefail

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Packs what the GPU check needs into .carry/ (ignored by git, carried to the
-# device machine): the built libraries, plugins, tools and GPU tests, and
-# the one run-time library that machine lacks (libyaml).
+# Packs what the GPU checks need into .carry/ (ignored by git; copy it beside
+# the tree on the GPU machine): the built libraries, plugins, tools and GPU
+# tests, and the one run-time library such a machine may lack (libyaml).
+# Run on the build machine after tools/dev/build.sh; takes seconds (longer
+# the first time nvJitLink is compressed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .carry
@@ -16,13 +18,13 @@ for b in mkccl-info mkccl-run mkccl-exec mkccl-perf mkccl-perf-gpu mkccl-netchec
   cp -a "build/bin/$b" .carry/bin/
 done
 # PACK_HOST_BENCH=1: also the host benchmarks and Open MPI's Debian
-# packages, for tools/bench/host_on_device.sh.
+# packages, for bench/host_on_device.sh.
 if [[ ${PACK_HOST_BENCH:-0} == 1 ]]; then
   for b in mkccl-mpi-allreduce mkccl-netbench mkccl-proxy-bench mkccl-line-exchange mkccl-slot-stream mkccl-p2p-allreduce mkccl-tcp-exchange; do cp -a "build/bin/$b" .carry/bin/; done
-  tools/bench/ompi_carry.sh fetch .carry/ompi-debs
+  bench/ompi_carry.sh fetch .carry/ompi-debs
 fi
-# The microbenchmark of tools/gpu/bench (static cudart, ~1 MB), where nvcc is.
-if [[ -x /usr/local/cuda/bin/nvcc ]]; then tools/gpu/bench/build_micro.sh .carry/bin/mkccl-gpu-micro; fi
+# The GPU microbenchmark (bench/gpu_micro.cu, static cudart, ~1 MB), where nvcc is.
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then bench/gpu_micro_build.sh .carry/bin/mkccl-gpu-micro; fi
 cp -aL /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 .carry/deps/
 # nvJitLink (UNPACK on GPUs links device code at init), in case that machine
 # has none of CUDA 13: 99 MB, so compressed (kept in build/ between packs).

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Planner variants side by side on N GPUs (one device call): mkccl-perf-gpu
+# Planner variants side by side on N GPUs: mkccl-perf-gpu
 # with each SWEEP entry (name=ENV[,ENV...]; "nccl" entries run NCCL's
 # library), per collective in SWEEP_COLLS, sizes SWEEP_MIN..SWEEP_MAX.
 # Prints one table per collective: time (us) per size and variant
 # (out of place; SWEEP_COL=10: in place). SWEEP_ITERS (20) and SWEEP_CHECK
 # (0; 1 checks every result) pass on to mkccl-perf-gpu.
-#   run(command="bash tools/gpu/sweep.sh", kind="nvidia-h200-x2", carry=[".carry"])
+# Each variant has 90 s, all of them ONE_GPU_BUDGET_S (default 520 s).
+# On the build machine: tools/dev/build.sh && tools/gpu/pack.sh; then on
+# the GPU machine, from the repository root with .carry/ beside the tree:
+#   bash tools/gpu/sweep.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu/gpu_lib.sh

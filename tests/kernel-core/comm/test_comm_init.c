@@ -39,8 +39,7 @@ static int check_comm(ncclComm_t comm, int rank, int n) {
  * instead (arg NULL): ThreadSanitizer stops ("dup thread with used id"),
  * and AddressSanitizer's allocator lock is not reset in the child, so a
  * fork while the root thread allocates left a rank waiting for ever in its
- * first calloc (CI, 6 ranks; here 1 run in 8 under load, before and after
- * this session's changes). */
+ * first calloc (6 ranks, about 1 run in 8 under load). */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ID_BEFORE_FORK 0
 #else

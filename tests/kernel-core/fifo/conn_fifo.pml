@@ -1,4 +1,4 @@
-/* The connection FIFO and step protocol of seed 000, as mkccl runs it on
+/* The connection FIFO and step protocol (DESIGN.md), as mkccl runs it on
  * the host path: a send executor publishes steps into its connection's
  * slots, the send proxy hands them to the net, the net carries them to a
  * posted receive, the receive proxy publishes them, the receive executor

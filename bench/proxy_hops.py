@@ -9,7 +9,7 @@ receive done -> the receiver released the slot; receive posted ahead of the
 isend; receive done -> the receiver's send of step k+2 or k+4 posted (its
 next hop of that slice, by the ring's step offset). Benchmarks print; this
 asserts nothing.
-    tools/bench/proxy_hops.py DIR [operations to skip, default 10]"""
+    bench/proxy_hops.py DIR [operations to skip, default 10]"""
 import collections
 import glob
 import json

@@ -2,7 +2,7 @@
 # Runs a rank of mkccl-run on its own share of the CPUs: rank r of n gets
 # CPUs [r*k, (r+1)*k), k = CPUs / n (the threads of one rank still float
 # within its share). A benchmark aid, to compare with the scheduler's own
-# placement:  mkccl-run -n 4 -- tools/bench/pin_rank.sh mkccl-perf ...
+# placement:  mkccl-run -n 4 -- bench/pin_rank.sh mkccl-perf ...
 set -euo pipefail
 n=${MKCCL_RUN_NRANKS:?run me under mkccl-run}
 r=${MKCCL_RUN_RANK:?run me under mkccl-run}

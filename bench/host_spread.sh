@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Repeated short host AllReduce runs with each iteration timed alone
-# (MKCCL_PERF_SPREAD), from the carry on a device machine: tells a run
-# slowed by a few stalls from one that is slow throughout.
-#   here:  tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
-#   there: run(command="SPREAD_VARIANTS='def= c2=MKCCL_CHANNEL_MIN_BYTES=524288' bash tools/bench/host_spread.sh", carry=[".carry"])
+# (MKCCL_PERF_SPREAD), from .carry/: tells a run slowed by a few stalls
+# from one that is slow throughout.
+# On the build machine:
+#   tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
+# then on the measuring machine, from the repository root with .carry/ beside the tree:
+#   SPREAD_VARIANTS='def= c2=MKCCL_CHANNEL_MIN_BYTES=524288' bash bench/host_spread.sh
 # SPREAD_VARIANTS: "name=ENV[,ENV...] ..."; SPREAD_PATH: shm or net;
 # SPREAD_RANKS (4), SPREAD_SIZES (-b/-e: "1M 4M"), SPREAD_ITERS (40), SPREAD_REPEAT (6).
 # Prints; asserts nothing.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 C=$PWD/.carry
 export LD_LIBRARY_PATH=$C/lib:$C/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 VARIANTS=${SPREAD_VARIANTS:-def=}

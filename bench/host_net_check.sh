@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# One device call's check of host collectives over sockets (NCCL_SHM_DISABLE=1,
-# Open MPI tcp beside them where the carry has it): the current defaults
-# (`new`) against the helper-thread layout of the eighteenth session (`old`:
-# no flows hint, one proxy lane), each part a table of tools/bench/host_sweep.sh.
-#   here:  tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
-#   there: run(command="bash tools/bench/host_net_check.sh [PARTS]", carry=[".carry"])
-# PARTS (default ABCDEF): A 4 and 2 ranks at 1 and 4 MB, rounds; B the issue's
-# sweep, 1 KB to 256 MB; C small sizes, times; D 8 and 3 ranks; E threads
-# and channels of a 4-rank run; F Send/Recv and AlltoAll.
+# Host collectives over sockets (NCCL_SHM_DISABLE=1, Open MPI tcp beside
+# them where .carry/ has it): the defaults (`new`) against the helper-thread
+# layout (`old`: no flows hint, one proxy lane), each part a table of
+# bench/host_sweep.sh (docs/perf/host-net.md).
+# On the build machine:
+#   tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
+# then on the measuring machine, from the repository root with .carry/ beside the tree:
+#   bash bench/host_net_check.sh [PARTS]
+# PARTS (default ABCDEF): A 4 and 2 ranks at 1 and 4 MB, rounds; B 1 KB to
+# 256 MB; C small sizes, times; D 8 and 3 ranks; E threads and channels of a
+# 4-rank run; F Send/Recv and AlltoAll. Each part runs under a hard limit
+# (A 200 s, B and C 150, D 120, E 40, F 60 per run of 8).
 # HOST_NET_CHECK_VARIANTS adds variants ("name=ENV,ENV ...") to A, C and D.
 # Benchmarks print; they assert nothing.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 PARTS=${1:-ABCDEF}
 OLD=MKCCL_HOST_NET_FLOWS_PER_PEER=0,MKCCL_PROXY_LANES=0
 V="new= old=$OLD ${HOST_NET_CHECK_VARIANTS:-}"
-S=tools/bench/host_sweep.sh
+S=bench/host_sweep.sh
 export HOST_SWEEP_PATH=net
 part() { [[ $PARTS == *$1* ]]; }
 if part A; then
@@ -24,7 +27,7 @@ if part A; then
     HOST_SWEEP="$V" timeout 200 bash $S
 fi
 if part B; then
-  echo "### B: the issue's sweep"
+  echo "### B: 1K to 256M"
   HOST_SWEEP_MIN=1K HOST_SWEEP_MAX=256M HOST_SWEEP_ITERS=20 HOST_SWEEP_WARMUP=3 HOST_SWEEP_RANKS='2 4' \
     HOST_SWEEP="new=" timeout 150 bash $S
 fi
@@ -42,7 +45,7 @@ C=$PWD/.carry
 export LD_LIBRARY_PATH=$C/lib:$C/deps
 if part E; then
   echo "### E: threads and channels, 4 ranks at 1 MB"
-  NCCL_SHM_DISABLE=1 timeout 40 bash tools/bench/thread_cpu.sh 2 3 -- "$C/bin/mkccl-run" -n 4 -x NCCL_DEBUG=INFO \
+  NCCL_SHM_DISABLE=1 timeout 40 bash bench/thread_cpu.sh 2 3 -- "$C/bin/mkccl-run" -n 4 -x NCCL_DEBUG=INFO \
     -x NCCL_DEBUG_SUBSYS=INIT -- "$C/bin/mkccl-perf" all_reduce -b 1M -e 1M -n 2000 -w 10 -c 0 2>&1 |
     grep -E 'host channel|^thread|^mkccl-|^ +1048576' | sed 's/^.*NCCL INFO //' | sort | uniq -c
 fi

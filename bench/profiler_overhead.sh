@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Profiler overhead on a 1 MB AllReduce (issue 8: < 5% with all events).
+# Profiler overhead on a 1 MB AllReduce (the aim: under 5% with all events).
 # Two host ranks (one per core on a 2-core machine), shm and net transports;
 # three configurations run interleaved, trial after trial, so that drifts of
 # the machine hit all three alike: no profiler, profiler loaded with mask 0,
 # all events. Prints one line per run, a median table, and the median of
 # per-trial ratios (steadier on a noisy machine: slow phases hit both runs
 # of a pair).
-#   tools/bench/profiler_overhead.sh [trials] [iterations] > prof.log
+#   bench/profiler_overhead.sh [trials] [iterations] > prof.log
 # Environment:
 #   TRANSPORTS="shm net"  the transports measured (default both)
 #   BASE=/other/build     before/after: also runs that build (its mkccl-run,
@@ -14,7 +14,7 @@
 #                         base-none and base-all, interleaved with the others;
 #                         ratios stay relative to this build's 'none'
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 trials=${1:-15}
 iters=${2:-400}
 transports=${TRANSPORTS:-shm net}

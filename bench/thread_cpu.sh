@@ -2,7 +2,7 @@
 # CPU use per thread name while a command runs: which threads of mkccl's
 # ranks (mkccl-proxy, mkccl-chN, mkccl-sock[sr]N, the calling thread under
 # the program's name) burn the cores, and how much is system time.
-#   tools/bench/thread_cpu.sh WARMUP_S SAMPLE_S -- COMMAND...
+#   bench/thread_cpu.sh WARMUP_S SAMPLE_S -- COMMAND...
 # Starts COMMAND, waits WARMUP_S, reads /proc/PID/task/*/stat of COMMAND's
 # processes and their descendants, again after SAMPLE_S, and prints per
 # thread name (trailing digits as N) the threads, their summed CPU % (100 =

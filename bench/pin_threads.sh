@@ -8,7 +8,7 @@
 # sending helper, proxy the proxy thread. Without SMT that is a core each;
 # with SMT the default puts the executor and the receiving helper on one
 # core. Other threads float over the rank's CPUs. A benchmark aid, to see
-# what placement does to a hop: mkccl-run -n 4 -- tools/bench/pin_threads.sh mkccl-perf ...
+# what placement does to a hop: mkccl-run -n 4 -- bench/pin_threads.sh mkccl-perf ...
 set -euo pipefail
 n=${MKCCL_RUN_NRANKS:?run me under mkccl-run}
 r=${MKCCL_RUN_RANK:?run me under mkccl-run}

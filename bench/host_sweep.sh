@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Variants of mkccl's host AllReduce next to each other, from the carry, on a
-# device machine (its cores give every rank and channel its own): for each
-# rank count, one line per variant with the out-of-place busbw per size, and
+# Variants of mkccl's host AllReduce next to each other, from .carry/, on a
+# machine whose cores give every rank and channel its own: for each rank
+# count, one line per variant with the out-of-place busbw per size, and
 # Open MPI's line (tcp or vader, unpacked by ompi_carry.sh) in the same run.
-#   here:  tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
-#   there: run(command="HOST_SWEEP='c1= c4=MKCCL_HOST_NCHANNELS=4' bash tools/bench/host_sweep.sh", carry=[".carry"])
+# On the build machine:
+#   tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
+# then on the measuring machine, from the repository root with .carry/ beside the tree:
+#   HOST_SWEEP='c1= c4=MKCCL_HOST_NCHANNELS=4' bash bench/host_sweep.sh
 # HOST_SWEEP: "name=ENV[,ENV...] ..." (empty ENV: the defaults; HOST_SWEEP_WRAP=PROGRAM
-# among them runs each rank as PROGRAM mkccl-perf ..., e.g. tools/bench/pin_rank.sh);
+# among them runs each rank as PROGRAM mkccl-perf ..., e.g. bench/pin_rank.sh);
 # HOST_SWEEP_PATH: shm (default) or net (NCCL_SHM_DISABLE=1, Open MPI tcp);
 # HOST_SWEEP_RANKS (default "2 4"), HOST_SWEEP_MIN/MAX (1M/256M), HOST_SWEEP_ITERS (20),
 # HOST_SWEEP_WARMUP (3, per size and at the ends, for both libraries); HOST_SWEEP_FACTOR (4, between sizes);
@@ -15,7 +17,7 @@
 # from /proc/stat: cores busy on average (user+system) and steal.
 # Benchmarks print; they assert nothing. A variant that reports #wrong says so.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 C=$PWD/.carry
 B=$C/bin
 SWEEP=${HOST_SWEEP:-default=}
@@ -27,8 +29,8 @@ ITERS=${HOST_SWEEP_ITERS:-20}
 export LD_LIBRARY_PATH=$C/lib:$C/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 OMPI=/tmp/ompi-root
 have_ompi=0
-if [[ -d $C/ompi-debs ]] && tools/bench/ompi_carry.sh unpack "$C/ompi-debs" "$OMPI" >/dev/null; then
-  eval "$(tools/bench/ompi_carry.sh env "$OMPI")"
+if [[ -d $C/ompi-debs ]] && bench/ompi_carry.sh unpack "$C/ompi-debs" "$OMPI" >/dev/null; then
+  eval "$(bench/ompi_carry.sh env "$OMPI")"
   export PMIX_MCA_pcompress_base_silence_warning=1
   have_ompi=1
 fi

@@ -3,7 +3,7 @@
 (net-socket vs Open MPI tcp, SHM vs Open MPI vader), mkccl's out-of-place
 busbw next to MPI_Allreduce's, and their ratio; then the 8 B latencies.
 
-    tools/bench/side_by_side.py bench.log
+    bench/side_by_side.py bench.log
 """
 import re
 import sys

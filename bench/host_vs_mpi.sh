@@ -6,26 +6,26 @@
 # then the socket plugin against a plain TCP stream, and the proxy's own
 # cost per step with a null net plugin. Benchmarks print; they assert nothing.
 #
-#   tools/bench/host_vs_mpi.sh [maxBytes] [iters]     (defaults 256M 20)
+#   bench/host_vs_mpi.sh [maxBytes] [iters]     (defaults 256M 20)
 #   HOST_VS_MPI_PARTS="net shm p2p" (default) picks parts: on the 2-core VM a
 #   large tcp run leaves memory copies slow for a minute or two, so the SHM
 #   tables are best taken in a run of their own (PARTS=shm).
 #   HOST_VS_MPI_BIN / HOST_VS_MPI_LIB: where the programs and libmkccl are
 #   (default build/bin, build/lib); HOST_VS_MPI_OMPI: an Open MPI unpacked
-#   from Debian's packages (tools/bench/ompi_carry.sh), used instead of the
-#   installed one: on a machine without a package registry (the device
-#   machines, whose 16+ cores the 2-core VM lacks).
+#   from Debian's packages (bench/ompi_carry.sh), used instead of the
+#   installed one, on a machine without a package registry
+#   (bench/host_on_device.sh sets these from .carry/).
 set -euo pipefail
 PARTS=${HOST_VS_MPI_PARTS:-net shm p2p}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 MAX=${1:-256M}
 ITERS=${2:-20}
 B=${HOST_VS_MPI_BIN:-build/bin}
 L=${HOST_VS_MPI_LIB:-build/lib}
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 if [[ -n ${HOST_VS_MPI_OMPI:-} ]]; then
-  eval "$(tools/bench/ompi_carry.sh env "$HOST_VS_MPI_OMPI")"
+  eval "$(bench/ompi_carry.sh env "$HOST_VS_MPI_OMPI")"
   MPIRUN=(orterun --allow-run-as-root --oversubscribe --bind-to none)
 fi
 

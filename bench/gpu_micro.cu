@@ -1,8 +1,8 @@
 /* mkccl-gpu-micro: microbenchmarks of the GPU executor's building blocks on
  * two peer GPUs (0 and 1): what one CTA's data loops move across NVLink,
  * what a system fence per slice and one hop (a flag handshake between the
- * GPUs) cost. Written when one CTA of the kernel moved ~7 GB/s: these loops
- * alone moved 46, which pointed at the kernel's register spills
+ * GPUs) cost. The loops alone, next to a kernel's figures, tell a slow loop
+ * from slow bookkeeping around it, such as register spills
  * (docs/perf/multi-gpu.md).
  *
  *   copy      mk_copy, nb CTAs x 512 threads: write, read and local placements

@@ -1,6 +1,6 @@
 /* mkccl-unpack-bench [PLUGIN.so] [-b blocks] [-r receives] [-s bytes] [-n iters]
  *
- * The UNPACK device code alone (docs/UNPACK.md, issue: unpack throughput):
+ * The UNPACK device code alone (docs/UNPACK.md; docs/perf/one-gpu.md):
  * the core's call-site kernel linked at run time with a net-device plugin's
  * device code (nvJitLink, as a communicator does), pages already in device
  * memory, against a device-to-device cuMemcpy of the same bytes. Each block

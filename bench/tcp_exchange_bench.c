@@ -2,7 +2,7 @@
  * per iteration over loopback TCP, each with a blocking sender thread and a
  * blocking receiver thread. A 2-rank ring AllReduce of SIZE bytes moves as
  * much each way, so this is what plain sockets give such an AllReduce on
- * this machine (docs/PERFORMANCE.md, issue 4). Prints; asserts nothing. */
+ * this machine (docs/perf/host-net.md, "Plain TCP"). Prints; asserts nothing. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

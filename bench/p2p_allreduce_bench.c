@@ -3,10 +3,10 @@
  * its own piece on the CPU, then sends the result to every peer), timed
  * next to ncclAllReduce on the same buffers, and, for a power-of-two
  * number of ranks, recursive halving and doubling made the same way.
- * Prototypes of such AllReduces over the public API (docs/PERFORMANCE.md,
- * issue 4): they show what the library's Send/Recv gives such algorithms,
- * not what native ones would. Host buffers; ranks from mkccl-run. Prints; checks the sums
- * (small integers, exact in float) and reports wrong elements. */
+ * Prototypes of such AllReduces over the public API (docs/perf/host-net.md):
+ * they show what the library's Send/Recv gives such algorithms, not what
+ * native ones would. Host buffers; ranks from mkccl-run. Prints; checks the
+ * sums (small integers, exact in float) and reports wrong elements. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -6,7 +6,7 @@
  * latency of a cache line between them. On the 2-core VM the host puts the
  * two vCPUs near (one cache: ~60-100 ns, cached stores fastest) or apart
  * (~180-250 ns, streaming stores 2x to 3x faster) and moves them while a
- * program runs; docs/PERFORMANCE.md (ninth session) tags runs with this.
+ * program runs; docs/perf/host-shm.md tags runs with this.
  *   mkccl-slot-stream [MB per mode, default 256] */
 #include <stdatomic.h>
 #include <stdint.h>

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Open MPI for a machine without a package registry (the device machines:
-# Ubuntu 24.04, 16+ cores, where the host benchmarks of issues 4 and 5 are
-# not squeezed onto 2 shared cores), taken from Debian 12's packages:
-#   tools/bench/ompi_carry.sh fetch DIR        here: the .deb files into DIR (~5 MB):
+# Open MPI for a measuring machine without a package registry (Ubuntu 24.04,
+# 16+ cores, where the host benchmarks get a core per rank), taken from
+# Debian 12's packages:
+#   bench/ompi_carry.sh fetch DIR        build machine: the .deb files into DIR (~5 MB):
 #                                              Open MPI 4.1 and the libraries it needs
 #                                              that the other machine may lack
-#   tools/bench/ompi_carry.sh unpack DIR ROOT  there: each .deb of DIR unpacked into ROOT
-#                                              (dpkg -x, never into /)
-#   eval "$(tools/bench/ompi_carry.sh env ROOT)"
+#   bench/ompi_carry.sh unpack DIR ROOT  measuring machine: each .deb of DIR unpacked
+#                                              into ROOT (dpkg -x, never into /)
+#   eval "$(bench/ompi_carry.sh env ROOT)"
 #                                              the environment that runs it from ROOT:
 #                                              orterun on PATH, its libraries first, and
 #                                              OPAL_PREFIX / OPAL_SYSCONFDIR (Open MPI
