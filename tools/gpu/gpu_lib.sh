@@ -12,7 +12,7 @@
 # tests/tools/test_gpu_lib.sh checks this on the host, with stub cases.
 C=$PWD/.carry
 OUT_FINAL=${OUT:-/tmp/out}
-OUT=${GPU_LOG_DIR:-/tmp/gpu_check_logs}   # logs here, packed at the end (few files come back)
+OUT=${GPU_LOG_DIR:-/tmp/gpu_check_logs}   # logs here, packed into one archive at the end
 rm -rf "$OUT"; mkdir -p "$OUT" "$OUT_FINAL"
 trap 'tar czf "$OUT_FINAL/logs.tgz" -C "$OUT" . 2>/dev/null' EXIT
 T0=$SECONDS

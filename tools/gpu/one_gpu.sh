@@ -178,7 +178,7 @@ echo "  profiler output:"; ls -la "$OUT/prof" | head; for f in "$OUT"/prof/*; do
 
 fi
 if [[ $ONLY == *C* ]]; then
-echo "== C: benchmarks (same call)"
+echo "== C: benchmarks"
 b() { # name, ld, env..., -- args: runs mkccl-perf-gpu, keeps the table
   local name=$1; shift
   t "bench_$name" 120 "$@"
