@@ -45,7 +45,8 @@ void param_register(const mkcclParamDecl_v1* decls, int n, const char* owner) {
   param_core_load();
   pthread_mutex_lock(&param_lock);
   for (int i = 0; i < n; i++) {
-    param_decl_t d = {decls[i].name, decls[i].type, decls[i].defaultValue, decls[i].help, owner};
+    param_level_t level = strncmp(decls[i].name, "NCCL_", 5) == 0 ? PARAM_LEVEL_USER : PARAM_LEVEL_EXPERT;
+    param_decl_t d = {decls[i].name, decls[i].type, decls[i].defaultValue, decls[i].help, owner, level};
     param_add_locked(&d);
   }
   pthread_mutex_unlock(&param_lock);
@@ -163,4 +164,8 @@ void param_foreach(param_visit_fn visit, void* arg) {
     const char* text = param_text(&param_entries[i], &source, &where);
     visit(&param_entries[i].decl, text, source, where, arg);
   }
+}
+
+const char* param_level_name(param_level_t level) {
+  return level == PARAM_LEVEL_USER ? "user" : level == PARAM_LEVEL_EXPERT ? "expert" : "developer";
 }

@@ -15,16 +15,23 @@
 
 typedef enum { PARAM_FROM_DEFAULT = 0, PARAM_FROM_MANIFEST = 1, PARAM_FROM_ENV = 2 } param_source_t;
 
+/* Who a parameter is for; mkccl-info --params lists USER unless asked for
+ * more. USER: NCCL's documented knobs and what a user sets; EXPERT:
+ * performance tuning; DEVELOPER: test and diagnosis switches. */
+typedef enum { PARAM_LEVEL_USER = 0, PARAM_LEVEL_EXPERT = 1, PARAM_LEVEL_DEVELOPER = 2 } param_level_t;
+
 typedef struct {
   const char* name;
   mkcclParamType_v1 type;
   const char* defaultValue;
   const char* help;
   const char* owner; /* "core" or the plugin's name */
+  param_level_t level;
 } param_decl_t;
 
 /* Declare a plugin's parameters; names already declared keep their first
- * declaration. */
+ * declaration. ABI v1 carries no level: a plugin's NCCL_* names (NCCL's own
+ * knobs) are USER, the rest EXPERT. */
 void param_register(const mkcclParamDecl_v1* decls, int n, const char* owner);
 
 int64_t param_int(const char* name);
@@ -42,5 +49,7 @@ param_source_t param_source(const char* name, const char** where);
 typedef void (*param_visit_fn)(const param_decl_t* decl, const char* value, param_source_t source,
                                const char* where, void* arg);
 void param_foreach(param_visit_fn visit, void* arg);
+
+const char* param_level_name(param_level_t level); /* "user", "expert", "developer" */
 
 #endif

@@ -3,7 +3,7 @@
 
 #include "base/param.h"
 
-#define MK_PARAM(name, type, def, help) {#name, MKCCL_PARAM_##type, def, help, "core"},
+#define MK_PARAM(name, type, level, def, help) {#name, MKCCL_PARAM_##type, def, help, "core", PARAM_LEVEL_##level},
 static const param_decl_t param_core_decls[] = {
 #include "base/params.def"
 #include "fifo/params.def"
