@@ -50,4 +50,24 @@ static inline int64_t plugin_param_int(const plugin_params_t* p, const char* nam
   return text ? strtoll(text, NULL, 0) : 0;
 }
 
+/* Typed accessors over a plugin's own table, kept in an X-macro file of
+ * PLUGIN_PARAM(NAME, INT64|STRING, "default", "help") lines, so a misspelt
+ * name does not build. The table: `#define PLUGIN_PARAM PLUGIN_PARAM_DECL`
+ * around its #include; an accessor:
+ *   #define PLUGIN_PARAM(n, t, d, h) PLUGIN_PARAM_DEFINE(my_param_, &my_params, n, t)
+ * A STRING accessor never returns NULL. */
+#define PLUGIN_PARAM_DECL(name, type, def, help) {#name, MKCCL_PARAM_##type, def, help},
+#define PLUGIN_PARAM_CTYPE_INT64 int64_t
+#define PLUGIN_PARAM_CTYPE_STRING const char*
+#define PLUGIN_PARAM_READ_INT64 plugin_param_int
+#define PLUGIN_PARAM_READ_STRING plugin_param_text
+#define PLUGIN_PARAM_PROTO(prefix, name, type) PLUGIN_PARAM_CTYPE_##type prefix##name(void);
+#define PLUGIN_PARAM_DEFINE(prefix, params, name, type) \
+  PLUGIN_PARAM_CTYPE_##type prefix##name(void) { return PLUGIN_PARAM_READ_##type(params, #name); }
+
+static inline const char* plugin_param_text(const plugin_params_t* p, const char* name) {
+  const char* value = plugin_param_str(p, name);
+  return value ? value : "";
+}
+
 #endif

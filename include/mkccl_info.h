@@ -15,8 +15,12 @@ extern "C" {
 #define MKCCL_INFO_MANIFESTS 0x2u /* the manifests read */
 #define MKCCL_INFO_PLUGINS 0x4u   /* per kind: every candidate and its outcome */
 #define MKCCL_INFO_TOPOLOGY 0x8u  /* the machine as the core sees it */
-#define MKCCL_INFO_PARAMS 0x10u   /* every parameter, value and source */
+#define MKCCL_INFO_PARAMS 0x10u   /* user-level parameters and any set, value and source */
 #define MKCCL_INFO_ALL 0x1fu
+/* With MKCCL_INFO_PARAMS: more levels (expert: performance tuning; developer:
+ * test and diagnosis switches, implies expert). */
+#define MKCCL_INFO_PARAMS_EXPERT 0x100u
+#define MKCCL_INFO_PARAMS_DEVELOPER 0x200u
 
 /* Prints the chosen sections to `out`. Loads (and unloads again) the
  * plugins to report on them. A bad manifest: ncclInvalidUsage, with its

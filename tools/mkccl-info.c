@@ -9,10 +9,16 @@
 
 static void usage(FILE* out) {
   fprintf(out,
-          "Usage: mkccl-info [--plugins] [--params] [--manifests] [--topology] [--version] [--help]\n"
+          "Usage: mkccl-info [--plugins] [--params[=user|expert|all]] [--manifests] [--topology] [--version]\n"
+          "                  [--help]\n"
           "Prints mkccl's version, the plugin manifests read, every plugin candidate per kind\n"
-          "with why it was or was not taken, the topology, and every parameter with its value\n"
+          "with why it was or was not taken, the topology, and the parameters with their value\n"
           "and source. With no option, all of it. Options pick sections.\n"
+          "Parameters have a level: user (NCCL's documented knobs and what a user sets), expert\n"
+          "(performance tuning), developer (test and diagnosis switches). --params lists user\n"
+          "level, --params=expert adds expert, --params=all (or =developer) lists every one;\n"
+          "a parameter set in the environment or a manifest is always listed. A plugin's\n"
+          "parameters are user level when named NCCL_*, else expert.\n"
           "Environment: MKCCL_MANIFEST, NCCL_NET_PLUGIN, NCCL_NET, NCCL_TUNER_PLUGIN,\n"
           "NCCL_PROFILER_PLUGIN, NCCL_DEBUG=INFO for the loader's own lines.\n"
           "Exit status: 0, or 1 with the reason on stderr (a bad manifest: file:line:col).\n");
@@ -32,6 +38,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     unsigned found = 0;
+    if (strncmp(argv[i], "--params=", 9) == 0) {
+      const char* level = argv[i] + 9;
+      if (strcmp(level, "user") == 0) found = MKCCL_INFO_PARAMS;
+      else if (strcmp(level, "expert") == 0) found = MKCCL_INFO_PARAMS | MKCCL_INFO_PARAMS_EXPERT;
+      else if (strcmp(level, "all") == 0 || strcmp(level, "developer") == 0)
+        found = MKCCL_INFO_PARAMS | MKCCL_INFO_PARAMS_EXPERT | MKCCL_INFO_PARAMS_DEVELOPER;
+    }
     for (size_t j = 0; j < sizeof(options) / sizeof(options[0]); j++)
       if (strcmp(argv[i], options[j].option) == 0) found = options[j].section;
     if (!found) {

@@ -166,7 +166,7 @@ static void gpu_watchdog_conns(gpu_exec_t* ex) {
 /* (unused in a build without the kernels) */
 __attribute__((unused)) static void* gpu_watchdog_main(void* arg) {
   gpu_exec_t* ex = arg;
-  int64_t limit = param_int("MKCCL_GPU_WATCHDOG");
+  int64_t limit = param_MKCCL_GPU_WATCHDOG();
   /* Driver calls below (queries, read-back copies) need the context. */
   if (ex->ctx) ex->g->ctx_set_current(ex->ctx);
   for (int64_t t = 0; !ex->stop; t++) {
@@ -408,7 +408,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
    * item runs on the full kernel. Not with the net device's unpack: LL
    * runs over P2P lines only, never over a net connection. */
   int regsLL = 0;
-  if (!ex->unpack && param_int("MKCCL_GPU_LL_KERNEL") &&
+  if (!ex->unpack && param_MKCCL_GPU_LL_KERNEL() &&
       (g->module_get_function(&ex->kernelLL, ex->module, MK_KERNEL_LL_NAME) != CUDA_DRV_SUCCESS ||
        g->func_get_attribute(&regsLL, CU_FUNC_ATTRIBUTE_NUM_REGS, ex->kernelLL) != CUDA_DRV_SUCCESS))
     ex->kernelLL = NULL;
@@ -429,7 +429,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   }
   ex->devComm = (mk_dev_comm_t*)(uintptr_t)d;
   ex->hostComm = calloc(1, sizeof(mk_dev_comm_t));
-  uint32_t fifoBytes = (uint32_t)param_int("NCCL_WORK_FIFO_BYTES");
+  uint32_t fifoBytes = (uint32_t)param_NCCL_WORK_FIFO_BYTES();
   if (!ex->hostComm) {
     res = MK_FAIL(ncclSystemError, "out of memory");
     goto fail_dev;
@@ -497,13 +497,13 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   ex->hostComm->nRanks = comm->nRanks;
   ex->hostComm->abortFlag = ex->abortDev;
   ex->hostComm->status = ex->status;
-  int64_t timeoutSec = param_int("MKCCL_TIMEOUT");
+  int64_t timeoutSec = param_MKCCL_TIMEOUT();
   ex->hostComm->timeoutNs = timeoutSec > 0 ? (uint64_t)timeoutSec * 1000000000ull : 0;
-  ex->hostComm->traceStatus = param_int("MKCCL_GPU_WATCHDOG") > 0 || param_int("MKCCL_GPU_PROBE") != 0;
-  ex->hostComm->p2pSplit = param_int("MKCCL_GPU_P2P_SPLIT") != 0;
-  ex->hostComm->copyUnroll = param_int("MKCCL_GPU_COPY_UNROLL") == 4 ? 4 : 8;
-  ex->hostComm->postWarp = param_int("MKCCL_GPU_POST_WARP") != 0;
-  int64_t traceCap = param_int("MKCCL_GPU_TRACE");
+  ex->hostComm->traceStatus = param_MKCCL_GPU_WATCHDOG() > 0 || param_MKCCL_GPU_PROBE() != 0;
+  ex->hostComm->p2pSplit = param_MKCCL_GPU_P2P_SPLIT() != 0;
+  ex->hostComm->copyUnroll = param_MKCCL_GPU_COPY_UNROLL() == 4 ? 4 : 8;
+  ex->hostComm->postWarp = param_MKCCL_GPU_POST_WARP() != 0;
+  int64_t traceCap = param_MKCCL_GPU_TRACE();
   size_t traceBytes = (1 + 2 * (size_t)traceCap) * sizeof(uint64_t);
   cu_deviceptr_t traceDev;
   if (traceCap > 0 && traceCap < (1 << 20) && g->mem_alloc(&traceDev, traceBytes) == CUDA_DRV_SUCCESS &&
@@ -525,10 +525,10 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   }
   /* A probe kernel that did not end may still use this executor's memory:
    * the executor is left allocated (a diagnostic run ends here anyway). */
-  if (!gpu_first_launch(ex, param_int("MKCCL_GPU_PROBE") != 0))
+  if (!gpu_first_launch(ex, param_MKCCL_GPU_PROBE() != 0))
     return MK_FAIL(ncclSystemError, "Rank %d: GPU probe: an empty kernel did not end (see the GPU probe line)",
                    comm->rank);
-  if (param_int("MKCCL_GPU_WATCHDOG") > 0) {
+  if (param_MKCCL_GPU_WATCHDOG() > 0) {
     /* Best effort: without these the watchdog reports the status rows only. */
     if (g->event_create(&ex->diagPre, CU_EVENT_DISABLE_TIMING) != CUDA_DRV_SUCCESS) ex->diagPre = NULL;
     if (g->event_create(&ex->diagPost, CU_EVENT_DISABLE_TIMING) != CUDA_DRV_SUCCESS) ex->diagPost = NULL;

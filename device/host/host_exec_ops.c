@@ -25,10 +25,10 @@ static void host_ops_ctx_restore(void* ctx) { (void)ctx; }
 static ncclResult_t host_ops_create(struct ncclComm* comm, void** out) {
   dp_state_t* dp = &comm->dp;
   host_exec_config_t cfg = {comm->rank, comm->nRanks, dp->nChannels, dp->channels, comm->abortFlag,
-                            (uint32_t)param_int("NCCL_WORK_FIFO_BYTES"), &comm->profile,
-                            param_int("MKCCL_TIMEOUT"), param_int("MKCCL_HOST_SPIN_US"),
-                            (int)param_int("MKCCL_HOST_STREAM_STORES"), param_int("MKCCL_HOST_STREAM_MIN_BYTES"),
-                            param_int("MKCCL_HOST_LL_POLLS"), param_int("MKCCL_HOST_LL_PREFETCHW")};
+                            (uint32_t)param_NCCL_WORK_FIFO_BYTES(), &comm->profile,
+                            param_MKCCL_TIMEOUT(), param_MKCCL_HOST_SPIN_US(),
+                            (int)param_MKCCL_HOST_STREAM_STORES(), param_MKCCL_HOST_STREAM_MIN_BYTES(),
+                            param_MKCCL_HOST_LL_POLLS(), param_MKCCL_HOST_LL_PREFETCHW()};
   host_exec_t* ex = NULL;
   MK_CHECK(host_exec_create(&cfg, &ex));
   *out = ex;

@@ -44,7 +44,7 @@ MK_API(ncclResult_t, CommInitRankScalable, ncclComm_t* newcomm, int nranks, int 
   if (!commIds) return MK_FAIL(ncclInvalidArgument, "%s: commIds is NULL", fn);
   if (nId < 1 || nId > nranks)
     return MK_FAIL(ncclInvalidArgument, "%s: nId %d is not in [1, nranks=%d]", fn, nId, nranks);
-  const char* env = param_str("NCCL_COMM_ID");
+  const char* env = param_NCCL_COMM_ID();
   if (nId > 1 && env && *env)
     return MK_FAIL(ncclInvalidUsage, "%s: NCCL_COMM_ID names one root; it cannot be used with %d unique ids", fn, nId);
   bootstrap_handle_t* hs = malloc(sizeof(*hs) * (size_t)nId);
@@ -66,7 +66,7 @@ static ncclResult_t api_init_all_devs(int ndev, const int* devlist, int* devs) {
       return MK_FAIL(ncclInvalidArgument, "ncclCommInitAll: invalid device %d in devlist (%d devices)", dev, count);
     if (!devlist && count > 0 && dev >= count)
       return MK_FAIL(ncclInvalidArgument, "ncclCommInitAll: %d ranks requested, %d devices", ndev, count);
-    for (int j = 0; devlist && j < i && !param_int("MKCCL_ALLOW_SAME_GPU"); j++)
+    for (int j = 0; devlist && j < i && !param_MKCCL_ALLOW_SAME_GPU(); j++)
       if (devlist[j] == dev) return MK_FAIL(ncclInvalidUsage, "ncclCommInitAll: duplicate device %d in devlist", dev);
     devs[i] = count > 0 ? dev : -1; /* no CUDA driver: host ranks */
   }

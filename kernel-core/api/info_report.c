@@ -97,17 +97,31 @@ static const char* info_source(param_source_t source, const char* where) {
   return source == PARAM_FROM_DEFAULT ? "default" : source == PARAM_FROM_ENV ? "environment" : where;
 }
 
+typedef struct {
+  FILE* out;
+  param_level_t maxLevel;
+} info_params_arg_t;
+
+/* A parameter someone set is shown whatever its level: it changes the run. */
 static void info_param(const param_decl_t* d, const char* value, param_source_t source, const char* where,
                        void* arg) {
-  FILE* out = arg;
-  fprintf(out, "  %-28s = %-20s [%s]", d->name, value ? value : "", info_source(source, where));
-  if (d->owner && strcmp(d->owner, "core") != 0) fprintf(out, " (%s)", d->owner);
-  fprintf(out, "\n      %s\n", d->help ? d->help : "");
+  const info_params_arg_t* a = arg;
+  if (d->level > a->maxLevel && source == PARAM_FROM_DEFAULT) return;
+  fprintf(a->out, "  %-28s = %-20s [%s]", d->name, value ? value : "", info_source(source, where));
+  if (d->owner && strcmp(d->owner, "core") != 0) fprintf(a->out, " (%s)", d->owner);
+  if (d->level != PARAM_LEVEL_USER) fprintf(a->out, " <%s>", param_level_name(d->level));
+  fprintf(a->out, "\n      %s\n", d->help ? d->help : "");
 }
 
-static void info_params(FILE* out) {
-  fprintf(out, "\nParameters (value [source]; environment > manifest option > default)\n");
-  param_foreach(info_param, out);
+static void info_params(FILE* out, unsigned sections) {
+  info_params_arg_t a = {out, (sections & MKCCL_INFO_PARAMS_DEVELOPER) ? PARAM_LEVEL_DEVELOPER
+                              : (sections & MKCCL_INFO_PARAMS_EXPERT)  ? PARAM_LEVEL_EXPERT
+                                                                       : PARAM_LEVEL_USER};
+  fprintf(out, "\nParameters (%s; value [source]; environment > manifest option > default)\n",
+          a.maxLevel == PARAM_LEVEL_DEVELOPER ? "all levels"
+          : a.maxLevel == PARAM_LEVEL_EXPERT  ? "user and expert level, and any set"
+                                              : "user level and any set; --params=expert or --params=all for more");
+  param_foreach(info_param, &a);
 }
 
 __attribute__((visibility("default"))) ncclResult_t mkcclInfoReport(FILE* out, unsigned sections) {
@@ -120,6 +134,6 @@ __attribute__((visibility("default"))) ncclResult_t mkcclInfoReport(FILE* out, u
   if (sections & MKCCL_INFO_MANIFESTS) MK_CHECK(info_manifests(out));
   if (sections & MKCCL_INFO_PLUGINS) MK_CHECK(info_plugins(out));
   if (sections & MKCCL_INFO_TOPOLOGY) MK_CHECK(info_topology(out));
-  if (sections & MKCCL_INFO_PARAMS) info_params(out);
+  if (sections & MKCCL_INFO_PARAMS) info_params(out, sections);
   return ncclSuccess;
 }

@@ -81,10 +81,10 @@ static void log_init_locked(void) {
   char* dot = strchr(log_host, '.');
   if (dot) *dot = '\0';
   clock_gettime(CLOCK_MONOTONIC, &log_epoch);
-  __atomic_store_n(&log_mask, log_mask_parse(param_str("NCCL_DEBUG_SUBSYS")), __ATOMIC_RELAXED);
-  FILE* f = log_file_open(param_str("NCCL_DEBUG_FILE"));
+  __atomic_store_n(&log_mask, log_mask_parse(param_NCCL_DEBUG_SUBSYS()), __ATOMIC_RELAXED);
+  FILE* f = log_file_open(param_NCCL_DEBUG_FILE());
   log_file = f ? f : stdout;
-  __atomic_store_n(&log_level, log_level_parse(param_str("NCCL_DEBUG")), __ATOMIC_RELEASE);
+  __atomic_store_n(&log_level, log_level_parse(param_NCCL_DEBUG()), __ATOMIC_RELEASE);
 }
 
 /* A fork while another thread logs must not leave the child's lock held. */

@@ -36,6 +36,12 @@ static void param_core_load(void) {
   pthread_mutex_lock(&param_lock);
   if (!param_core_loaded) {
     param_tables_core(param_add_locked);
+    /* The typed accessors index the table: a name declared twice would shift it. */
+    if (param_count != PARAM_CORE_COUNT) {
+      fprintf(stderr, "mkccl: %d core parameters in the table, %d declared (a name declared twice)\n", param_count,
+              (int)PARAM_CORE_COUNT);
+      abort();
+    }
     __atomic_store_n(&param_core_loaded, 1, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&param_lock);
@@ -45,7 +51,8 @@ void param_register(const mkcclParamDecl_v1* decls, int n, const char* owner) {
   param_core_load();
   pthread_mutex_lock(&param_lock);
   for (int i = 0; i < n; i++) {
-    param_decl_t d = {decls[i].name, decls[i].type, decls[i].defaultValue, decls[i].help, owner};
+    param_level_t level = strncmp(decls[i].name, "NCCL_", 5) == 0 ? PARAM_LEVEL_USER : PARAM_LEVEL_EXPERT;
+    param_decl_t d = {decls[i].name, decls[i].type, decls[i].defaultValue, decls[i].help, owner, level};
     param_add_locked(&d);
   }
   pthread_mutex_unlock(&param_lock);
@@ -91,18 +98,49 @@ static int param_parse_int(const char* text, int64_t* value) {
   return 0;
 }
 
-int param_int_lookup(const char* name, int64_t* value) {
-  param_entry_t* e = param_find(name);
-  if (!e) return -1;
+static void param_entry_int(param_entry_t* e, int64_t* value) {
+  const char* name = e->decl.name;
   param_source_t source;
   const char* where;
   const char* text = param_text(e, &source, &where);
-  if (param_parse_int(text, value) == 0) return 0;
+  if (param_parse_int(text, value) == 0) return;
   if (source != PARAM_FROM_DEFAULT && text && *text)
     MK_WARN("Invalid value '%s' for %s (from %s), using default %s", text, name, where,
             e->decl.defaultValue ? e->decl.defaultValue : "0");
   if (param_parse_int(e->decl.defaultValue, value) != 0) *value = 0;
+}
+
+int param_int_lookup(const char* name, int64_t* value) {
+  param_entry_t* e = param_find(name);
+  if (!e) return -1;
+  param_entry_int(e, value);
   return 0;
+}
+
+static param_entry_t* param_core_entry(param_id_t id) {
+  param_core_load();
+  return &param_entries[id];
+}
+
+int64_t param_core_int(param_id_t id) {
+  int64_t v = 0;
+  param_entry_int(param_core_entry(id), &v);
+  return v;
+}
+
+const char* param_core_str(param_id_t id) {
+  param_source_t source;
+  const char* where;
+  const char* v = param_text(param_core_entry(id), &source, &where);
+  return v ? v : "";
+}
+
+param_source_t param_core_source(param_id_t id, const char** where) {
+  param_source_t source;
+  const char* w;
+  param_text(param_core_entry(id), &source, &w);
+  if (where) *where = w;
+  return source;
 }
 
 int param_str_lookup(const char* name, const char** value) {
@@ -163,4 +201,8 @@ void param_foreach(param_visit_fn visit, void* arg) {
     const char* text = param_text(&param_entries[i], &source, &where);
     visit(&param_entries[i].decl, text, source, where, arg);
   }
+}
+
+const char* param_level_name(param_level_t level) {
+  return level == PARAM_LEVEL_USER ? "user" : level == PARAM_LEVEL_EXPERT ? "expert" : "developer";
 }

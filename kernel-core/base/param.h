@@ -15,18 +15,27 @@
 
 typedef enum { PARAM_FROM_DEFAULT = 0, PARAM_FROM_MANIFEST = 1, PARAM_FROM_ENV = 2 } param_source_t;
 
+/* Who a parameter is for; mkccl-info --params lists USER unless asked for
+ * more. USER: NCCL's documented knobs and what a user sets; EXPERT:
+ * performance tuning; DEVELOPER: test and diagnosis switches. */
+typedef enum { PARAM_LEVEL_USER = 0, PARAM_LEVEL_EXPERT = 1, PARAM_LEVEL_DEVELOPER = 2 } param_level_t;
+
 typedef struct {
   const char* name;
   mkcclParamType_v1 type;
   const char* defaultValue;
   const char* help;
   const char* owner; /* "core" or the plugin's name */
+  param_level_t level;
 } param_decl_t;
 
 /* Declare a plugin's parameters; names already declared keep their first
- * declaration. */
+ * declaration. ABI v1 carries no level: a plugin's NCCL_* names (NCCL's own
+ * knobs) are USER, the rest EXPERT. */
 void param_register(const mkcclParamDecl_v1* decls, int n, const char* owner);
 
+/* By name: for names only known at run time (plugins' parameters); the
+ * core's own are read with the typed accessors below. */
 int64_t param_int(const char* name);
 const char* param_str(const char* name); /* NULL when unset and no default */
 /* 0 and *value when known; -1 for an undeclared name. */
@@ -42,5 +51,30 @@ param_source_t param_source(const char* name, const char** where);
 typedef void (*param_visit_fn)(const param_decl_t* decl, const char* value, param_source_t source,
                                const char* where, void* arg);
 void param_foreach(param_visit_fn visit, void* arg);
+
+const char* param_level_name(param_level_t level); /* "user", "expert", "developer" */
+
+/* Typed accessors, one per core MK_PARAM line, so a misspelt name does not
+ * build: param_NCCL_P2P_DISABLE() is an int64_t, param_NCCL_DEBUG_FILE() a
+ * const char* (never NULL); PARAM_ID_<name> names it for param_core_source. */
+typedef enum {
+#define MK_PARAM(name, type, level, def, help) PARAM_ID_##name,
+#include "base/params_core.def"
+#undef MK_PARAM
+  PARAM_CORE_COUNT
+} param_id_t;
+
+int64_t param_core_int(param_id_t id);
+const char* param_core_str(param_id_t id);
+param_source_t param_core_source(param_id_t id, const char** where);
+
+#define PARAM_CTYPE_INT64 int64_t
+#define PARAM_CTYPE_STRING const char*
+#define PARAM_READ_INT64 param_core_int
+#define PARAM_READ_STRING param_core_str
+#define MK_PARAM(name, type, level, def, help) \
+  static inline PARAM_CTYPE_##type param_##name(void) { return PARAM_READ_##type(PARAM_ID_##name); }
+#include "base/params_core.def"
+#undef MK_PARAM
 
 #endif

@@ -3,19 +3,9 @@
 
 #include "base/param.h"
 
-#define MK_PARAM(name, type, def, help) {#name, MKCCL_PARAM_##type, def, help, "core"},
+#define MK_PARAM(name, type, level, def, help) {#name, MKCCL_PARAM_##type, def, help, "core", PARAM_LEVEL_##level},
 static const param_decl_t param_core_decls[] = {
-#include "base/params.def"
-#include "fifo/params.def"
-#include "plan/params.def"
-#include "proxy/params.def"
-#include "cuda/params.def"
-#include "topo/params.def"
-#include "plugin/params.def"
-#include "bootstrap/params.def"
-#include "comm/params.def"
-#include "tune/params.def"
-#include "netdev/params.def"
+#include "base/params_core.def"
 };
 #undef MK_PARAM
 

@@ -11,8 +11,8 @@
 _Static_assert(sizeof(bootstrap_handle_t) <= NCCL_UNIQUE_ID_BYTES, "handle must fit in ncclUniqueId");
 
 ncclResult_t bootstrap_iface_get(sock_iface_t* iface) {
-  const char* ifname = param_str("NCCL_SOCKET_IFNAME");
-  const char* famText = param_str("NCCL_SOCKET_FAMILY");
+  const char* ifname = param_NCCL_SOCKET_IFNAME();
+  const char* famText = param_NCCL_SOCKET_FAMILY();
   int family;
   if (sock_family_parse(famText, &family) != SOCK_OK)
     return MK_FAIL(ncclInvalidArgument, "NCCL_SOCKET_FAMILY: %s", sock_error());
@@ -20,7 +20,7 @@ ncclResult_t bootstrap_iface_get(sock_iface_t* iface) {
   int n = 0;
   if (!ifname || !*ifname) {
     /* NCCL_COMM_ID hints at the network the root is on. */
-    const char* commId = param_str("NCCL_COMM_ID");
+    const char* commId = param_NCCL_COMM_ID();
     sock_addr_t remote;
     if (commId && *commId && sock_addr_parse(commId, family, &remote) == SOCK_OK &&
         sock_ifaces_find_for_remote(&remote, &found) == SOCK_OK) {
@@ -51,10 +51,10 @@ static ncclResult_t bootstrap_random(void* buf, size_t len) {
 ncclResult_t bootstrap_handle_create(bootstrap_handle_t* handle, int useEnv) {
   bootstrap_handle_t h;
   memset(&h, 0, sizeof(h));
-  const char* env = useEnv ? param_str("NCCL_COMM_ID") : NULL;
+  const char* env = useEnv ? param_NCCL_COMM_ID() : NULL;
   if (env && *env) {
     int family;
-    if (sock_family_parse(param_str("NCCL_SOCKET_FAMILY"), &family) != SOCK_OK) family = AF_UNSPEC;
+    if (sock_family_parse(param_NCCL_SOCKET_FAMILY(), &family) != SOCK_OK) family = AF_UNSPEC;
     MK_INFO(NCCL_ENV, "NCCL_COMM_ID set by environment to %s", env);
     if (sock_addr_parse(env, family, &h.addr) != SOCK_OK)
       return MK_FAIL(ncclInvalidArgument, "NCCL_COMM_ID=%s: %s", env, sock_error());

@@ -122,9 +122,9 @@ static ncclResult_t bootstrap_state_alloc(int rank, int nRanks, volatile uint32_
     return MK_FAIL(ncclSystemError, "bootstrap: out of memory for %d ranks", nRanks);
   }
   for (int i = 0; i < nRanks; i++) st->sendFds[i] = st->recvFds[i] = -1;
-  int64_t timeoutSec = param_int("MKCCL_BOOTSTRAP_TIMEOUT");
+  int64_t timeoutSec = param_MKCCL_BOOTSTRAP_TIMEOUT();
   st->timeoutMs = timeoutSec > 0 ? timeoutSec * 1000 : -1;
-  st->handshakeMs = param_int("MKCCL_BOOTSTRAP_HANDSHAKE_TIMEOUT");
+  st->handshakeMs = param_MKCCL_BOOTSTRAP_HANDSHAKE_TIMEOUT();
   if (st->handshakeMs <= 0) st->handshakeMs = 5000;
   *out = st;
   return ncclSuccess;

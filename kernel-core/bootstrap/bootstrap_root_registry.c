@@ -52,9 +52,9 @@ ncclResult_t bootstrap_root_start(bootstrap_handle_t* handle) {
   bootstrap_root_t* root = calloc(1, sizeof(*root));
   if (!root) return MK_FAIL(ncclSystemError, "bootstrap root: out of memory");
   root->listenFd = -1;
-  int64_t timeoutSec = param_int("MKCCL_BOOTSTRAP_TIMEOUT");
+  int64_t timeoutSec = param_MKCCL_BOOTSTRAP_TIMEOUT();
   root->timeoutMs = timeoutSec > 0 ? timeoutSec * 1000 : -1; /* 0: no limit */
-  root->handshakeMs = param_int("MKCCL_BOOTSTRAP_HANDSHAKE_TIMEOUT");
+  root->handshakeMs = param_MKCCL_BOOTSTRAP_HANDSHAKE_TIMEOUT();
   if (root->handshakeMs <= 0) root->handshakeMs = 5000;
   sock_addr_t bound;
   int rc = sock_listen(&handle->addr, 0, &root->listenFd, &bound);

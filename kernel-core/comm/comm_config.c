@@ -85,8 +85,7 @@ static ncclResult_t comm_config_read(const ncclConfig_t* user, comm_config_v2300
   return ncclSuccess;
 }
 
-static int comm_flag_resolve(int value, const char* env) {
-  int64_t e = param_int(env);
+static int comm_flag_resolve(int value, int64_t e) {
   if (e == 0 || e == 1) return (int)e;
   return value == NCCL_CONFIG_UNDEF_INT ? -1 : value;
 }
@@ -155,7 +154,7 @@ static void comm_config_notes(const struct ncclComm* comm, const comm_config_v23
 
 /* NCCL_MIN_CTAS/NCCL_MAX_CTAS, where set, over the config's. */
 static void comm_config_env(ncclConfig_t* b) {
-  int64_t lo = param_int("NCCL_MIN_CTAS"), hi = param_int("NCCL_MAX_CTAS");
+  int64_t lo = param_NCCL_MIN_CTAS(), hi = param_NCCL_MAX_CTAS();
   if (lo > 0) b->minCTAs = (int)(lo < MK_MAX_CHANNELS ? lo : MK_MAX_CHANNELS);
   if (hi > 0) b->maxCTAs = (int)(hi < MK_MAX_CHANNELS ? hi : MK_MAX_CHANNELS);
   if (SET(b->minCTAs) && SET(b->maxCTAs) && b->minCTAs > b->maxCTAs) b->minCTAs = b->maxCTAs;
@@ -169,9 +168,9 @@ ncclResult_t comm_config_parse(const ncclConfig_t* user, const ncclConfig_t* inh
   else if (inherit) c.base = *inherit;
   MK_CHECK(comm_config_check(&c, fn));
   ncclConfig_t cfg = c.base;
-  int blocking = comm_flag_resolve(cfg.blocking, "NCCL_COMM_BLOCKING");
+  int blocking = comm_flag_resolve(cfg.blocking, param_NCCL_COMM_BLOCKING());
   cfg.blocking = blocking < 0 ? 1 : blocking;
-  int share = comm_flag_resolve(cfg.splitShare, "NCCL_COMM_SPLIT_SHARE_RESOURCES");
+  int share = comm_flag_resolve(cfg.splitShare, param_NCCL_COMM_SPLIT_SHARE_RESOURCES());
   cfg.splitShare = share < 0 ? 0 : share;
   comm_config_env(&cfg);
   c.base = cfg;

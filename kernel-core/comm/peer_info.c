@@ -42,7 +42,7 @@ static void comm_ns_link(const char* path, char* buf, size_t len) {
 }
 
 uint64_t comm_host_hash(void) {
-  const char* hostId = param_str("NCCL_HOSTID");
+  const char* hostId = param_NCCL_HOSTID();
   if (hostId && *hostId) return comm_hash_str(0, hostId);
   char host[256] = "", boot[128], netns[128];
   gethostname(host, sizeof(host) - 1);
@@ -128,7 +128,7 @@ ncclResult_t comm_peer_info_stage_init(struct ncclComm* comm) {
     /* Two ranks on one GPU is a usage error, as in NCCL (MKCCL_ALLOW_SAME_GPU
      * permits it, to test GPU transports on a machine with one GPU). */
     if (r != comm->rank && p->busId >= 0 && p->hostHash == comm->peerInfo[comm->rank].hostHash &&
-        p->busId == comm->busId && !param_int("MKCCL_ALLOW_SAME_GPU")) {
+        p->busId == comm->busId && !param_MKCCL_ALLOW_SAME_GPU()) {
       res = MK_FAIL(ncclInvalidUsage, "Duplicate GPU detected: rank %d and rank %d both on busId %llx", comm->rank, r,
                     (unsigned long long)p->busId);
       goto fail;

@@ -88,11 +88,11 @@ static void cuda_unavailable(const char* fmt, const char* detail) {
 }
 
 static void cuda_driver_load_once(void) {
-  if (param_int("MKCCL_CUDA_DISABLE")) {
+  if (param_MKCCL_CUDA_DISABLE()) {
     cuda_unavailable("%s", "disabled by MKCCL_CUDA_DISABLE");
     return;
   }
-  const char* name = param_str("MKCCL_CUDA_LIBRARY");
+  const char* name = param_MKCCL_CUDA_LIBRARY();
   if (!name || !*name) name = "libcuda.so.1";
   cuda_lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!cuda_lib) {

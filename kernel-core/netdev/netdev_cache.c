@@ -58,7 +58,7 @@ static int netdev_mkdirs(const char* path) {
 
 /* HOME and XDG_CACHE_HOME are the user's, not parameters: read as-is. */
 void netdev_cache_dir(char* dir, size_t size) {
-  const char* set = param_str("MKCCL_NET_DEVICE_CACHE_DIR");
+  const char* set = param_MKCCL_NET_DEVICE_CACHE_DIR();
   dir[0] = '\0';
   if (set && strcmp(set, "none") == 0) return;
   if (set && *set) snprintf(dir, size, "%s", set);

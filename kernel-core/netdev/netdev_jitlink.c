@@ -60,7 +60,7 @@ static int nvjl_open_one(const char* name) {
 static ncclResult_t nvjl_open(void) {
   pthread_mutex_lock(&nvjl_lock);
   if (nvjl_state == 0) {
-    const char* list = param_str("MKCCL_NVJITLINK_LIBRARY");
+    const char* list = param_MKCCL_NVJITLINK_LIBRARY();
     char copy[1024];
     snprintf(copy, sizeof(copy), "%s", list ? list : "");
     nvjl_state = -1;

@@ -40,7 +40,7 @@ static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
  * copies gain nothing from more, and each channel holds an NCCL_BUFFSIZE
  * buffer per ring peer. */
 static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
-  if (param_int("NCCL_P2P_DISABLE") == 1) return 16;
+  if (param_NCCL_P2P_DISABLE() == 1) return 16;
   const comm_peer_info_t* me = &comm->peerInfo[comm->rank];
   for (int r = 0; r < comm->nRanks; r++) {
     const comm_peer_info_t* pi = &comm->peerInfo[r];
@@ -104,12 +104,12 @@ static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
 }
 
 static int dp_channel_count(struct ncclComm* comm) {
-  int64_t n = param_int(comm->cudaDev >= 0 ? "MKCCL_GPU_NCHANNELS" : "MKCCL_HOST_NCHANNELS");
+  int64_t n = comm->cudaDev >= 0 ? param_MKCCL_GPU_NCHANNELS() : param_MKCCL_HOST_NCHANNELS();
   if (n == 0) n = comm->cudaDev >= 0 ? dp_gpu_channels_auto(comm) : dp_host_channels_auto(comm);
   /* ncclConfig_t's minCTAs/maxCTAs (NCCL_MIN_CTAS/NCCL_MAX_CTAS), then the older NCCL_[MIN|MAX]_NCHANNELS. */
   if (comm->config.minCTAs != NCCL_CONFIG_UNDEF_INT && n < comm->config.minCTAs) n = comm->config.minCTAs;
   if (comm->config.maxCTAs != NCCL_CONFIG_UNDEF_INT && n > comm->config.maxCTAs) n = comm->config.maxCTAs;
-  int64_t lo = param_int("NCCL_MIN_NCHANNELS"), hi = param_int("NCCL_MAX_NCHANNELS");
+  int64_t lo = param_NCCL_MIN_NCHANNELS(), hi = param_NCCL_MAX_NCHANNELS();
   if (lo > 0 && n < lo) n = lo;
   if (hi > 0 && n > hi) n = hi;
   if (n < 1) n = 1;
@@ -139,34 +139,34 @@ int dp_p2p_channels_for(int64_t p2p, int userSet, int gpu, int hostNet, int nRan
 static void dp_read_plan_params(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   int gpu = comm->cudaDev >= 0, hostNet = dp_host_net(comm);
-  const char* p2pName = gpu ? "MKCCL_GPU_P2P_NCHANNELS" : "MKCCL_P2P_NCHANNELS";
-  dp->p2pChannels = dp_p2p_channels_for(param_int(p2pName), param_source(p2pName, NULL) != PARAM_FROM_DEFAULT, gpu,
+  param_id_t p2pId = gpu ? PARAM_ID_MKCCL_GPU_P2P_NCHANNELS : PARAM_ID_MKCCL_P2P_NCHANNELS;
+  dp->p2pChannels = dp_p2p_channels_for(param_core_int(p2pId), param_core_source(p2pId, NULL) != PARAM_FROM_DEFAULT, gpu,
                                         hostNet, comm->nRanks, dp->nChannels);
   /* Host rings over sockets count a channel's bytes per rank (what one ring
    * step moves). With helper threads they want big steps, so 256 KB: a 1
    * MB AllReduce of 4 ranks runs fastest on one channel. Moved by the
    * executors, 64 KB, so a 1 MB AllReduce of 4 ranks spreads over every
    * channel (docs/perf/host-net.md). */
-  dp->channelMinBytes = param_int(gpu       ? "MKCCL_GPU_CHANNEL_MIN_BYTES"
-                                  : hostNet ? "MKCCL_NET_CHANNEL_MIN_BYTES"
-                                            : "MKCCL_CHANNEL_MIN_BYTES");
+  dp->channelMinBytes = gpu       ? param_MKCCL_GPU_CHANNEL_MIN_BYTES()
+                        : hostNet ? param_MKCCL_NET_CHANNEL_MIN_BYTES()
+                                  : param_MKCCL_CHANNEL_MIN_BYTES();
   if (!gpu && hostNet && dp->channelMinBytes == 0)
     dp->channelMinBytes = dp_host_mode(comm) == DP_HOST_NET_EXECUTORS ? 65536 : 262144;
   dp->channelBytesPerRank = !gpu && hostNet;
-  dp->gpuLLChannelBytes = param_int("MKCCL_GPU_LL_CHANNEL_BYTES");
+  dp->gpuLLChannelBytes = param_MKCCL_GPU_LL_CHANNEL_BYTES();
   /* FLAT is no NCCL algorithm: where NCCL_ALGO or NCCL_PROTO says what may run, it does not. */
-  const char* algo = param_str("NCCL_ALGO");
-  const char* proto = param_str("NCCL_PROTO");
+  const char* algo = param_NCCL_ALGO();
+  const char* proto = param_NCCL_PROTO();
   int userChoice = (algo && algo[0]) || (proto && proto[0]);
   dp->flatMaxBytes = userChoice ? 0
-                     : !gpu     ? param_int("MKCCL_FLAT_MAX_BYTES")
-                     : dp->ringLL ? param_int("MKCCL_GPU_FLAT_MAX_BYTES")
+                     : !gpu     ? param_MKCCL_FLAT_MAX_BYTES()
+                     : dp->ringLL ? param_MKCCL_GPU_FLAT_MAX_BYTES()
                                   : 0;
-  dp->netFlatMaxBytes = hostNet && !userChoice ? param_int("MKCCL_NET_FLAT_MAX_BYTES") : 0;
-  dp->netFlatChunk = param_int("MKCCL_NET_FLAT_CHUNK_BYTES");
-  dp->netFlatMaxRanks = (int)param_int("MKCCL_NET_FLAT_MAX_RANKS");
-  dp->gpuLLMaxBytes = gpu && !userChoice && dp->ringLL ? param_int("MKCCL_GPU_LL_MAX_BYTES") : 0;
-  int64_t batch = param_int("NCCL_WORK_FIFO_BYTES") / 2 / (int64_t)sizeof(mk_work_t);
+  dp->netFlatMaxBytes = hostNet && !userChoice ? param_MKCCL_NET_FLAT_MAX_BYTES() : 0;
+  dp->netFlatChunk = param_MKCCL_NET_FLAT_CHUNK_BYTES();
+  dp->netFlatMaxRanks = (int)param_MKCCL_NET_FLAT_MAX_RANKS();
+  dp->gpuLLMaxBytes = gpu && !userChoice && dp->ringLL ? param_MKCCL_GPU_LL_MAX_BYTES() : 0;
+  int64_t batch = param_NCCL_WORK_FIFO_BYTES() / 2 / (int64_t)sizeof(mk_work_t);
   dp->workBatch = batch < 1 ? 1 : (int)batch;
 }
 
@@ -227,11 +227,11 @@ static ncclResult_t dp_buffsize_check(const char* name, int64_t buff) {
 ncclResult_t dp_init(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   ncclResult_t res = ncclSuccess;
-  int64_t buff = param_int("NCCL_BUFFSIZE");
-  int64_t oneChannelShm = param_int("MKCCL_HOST_SHM_BUFFSIZE");
+  int64_t buff = param_NCCL_BUFFSIZE();
+  int64_t oneChannelShm = param_MKCCL_HOST_SHM_BUFFSIZE();
   MK_CHECK(dp_buffsize_check("NCCL_BUFFSIZE", buff));
   if (oneChannelShm != 0) MK_CHECK(dp_buffsize_check("MKCCL_HOST_SHM_BUFFSIZE", oneChannelShm));
-  int64_t ll = param_int("NCCL_LL_BUFFSIZE");
+  int64_t ll = param_NCCL_LL_BUFFSIZE();
   if (ll < 0 || ll > (1 << 30)) return MK_FAIL(ncclInvalidArgument, "NCCL_LL_BUFFSIZE=%lld out of range", (long long)ll);
   dp->llBuffSize = (int)(ll / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   /* A GPU rank's init thread works in its device's context. */
@@ -245,13 +245,13 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   MK_CHECK_GOTO(proxy_client_attach(&dp->proxy, comm->abortFlag, comm->rank), res, fail_transports);
   dp->proxyAttached = 1;
   dp->proxy.profile = &comm->profile;
-  dp->proxy.timeoutSec = param_int("MKCCL_TIMEOUT"); /* bounds the flush of finalize and destroy */
+  dp->proxy.timeoutSec = param_MKCCL_TIMEOUT(); /* bounds the flush of finalize and destroy */
   int nChannels = dp_channel_count(comm);
   int host = comm->cudaDev < 0;
   /* The oversubscription scan is O(ranks^2): host communicators only. */
   int oversubscribed = host && dp_hosts_oversubscribed(comm), net = dp_host_net(comm);
   dp->hostShmCores = host && !net && !oversubscribed;
-  buff = dp_host_buffsize_for(buff, param_source("NCCL_BUFFSIZE", NULL) != PARAM_FROM_DEFAULT, host, net, nChannels,
+  buff = dp_host_buffsize_for(buff, param_core_source(PARAM_ID_NCCL_BUFFSIZE, NULL) != PARAM_FROM_DEFAULT, host, net, nChannels,
                               oversubscribed, oneChannelShm);
   dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   MK_CHECK_GOTO(channel_setup(comm, nChannels), res, fail_proxy);

@@ -13,7 +13,7 @@
 
 int dp_host_net_flows(const struct ncclComm* comm) {
   if (comm->cudaDev >= 0) return 0;
-  int64_t flows = param_int("MKCCL_HOST_NET_FLOWS_PER_PEER");
+  int64_t flows = param_MKCCL_HOST_NET_FLOWS_PER_PEER();
   return flows > 0 && flows < INT32_MAX ? (int)flows : 0;
 }
 
@@ -45,7 +45,7 @@ ncclResult_t dp_net_hint(struct ncclComm* comm, const struct plugin_net* net, vo
 ncclResult_t dp_net_p2p_begin(struct ncclComm* comm) {
   const plugin_net_t* net = (const plugin_net_t*)comm->dp.netPlugin;
   if (!net || dp_host_net_flows(comm) <= 0) return ncclSuccess;
-  int64_t p2p = param_int("MKCCL_NET_P2P_FLOWS_PER_PEER");
+  int64_t p2p = param_MKCCL_NET_P2P_FLOWS_PER_PEER();
   return dp_net_set_flows(comm, net, comm->dp.netContext, p2p > 0 && p2p < INT32_MAX ? (int)p2p : 0);
 }
 

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "base/param.h"
 #include "nccl_common.h"
 #include "plugin/net_adapt.h"
 #include "profile/profile_adapt.h"
@@ -41,17 +42,17 @@ static const plugin_abi_t kind_profiler_abis[] = {
  * names its candidates too. */
 static const plugin_kind_desc_t kind_descs[PLUGIN_KIND_COUNT] = {
     {PLUGIN_KIND_NET, "net", "NET", NCCL_INIT | NCCL_NET, "ncclNetPlugin_v%d", ABIS(kind_net_abis),
-     "NCCL_NET_PLUGIN", "libnccl-net", 1},
+     "NCCL_NET_PLUGIN", "libnccl-net", 1, param_NCCL_NET_PLUGIN},
     {PLUGIN_KIND_COLLNET, "collnet", "COLLNET", NCCL_INIT | NCCL_NET, "ncclCollNetPlugin_v%d",
-     ABIS(kind_collnet_abis), "NCCL_NET_PLUGIN", "libnccl-net", 1},
+     ABIS(kind_collnet_abis), "NCCL_NET_PLUGIN", "libnccl-net", 1, param_NCCL_NET_PLUGIN},
     {PLUGIN_KIND_TRANSPORT, "transport", "TRANSPORT", NCCL_INIT, "mkcclTransportPlugin_v%d",
-     ABIS(kind_transport_abis), NULL, NULL, 0},
+     ABIS(kind_transport_abis), NULL, NULL, 0, NULL},
     {PLUGIN_KIND_NET_DEVICE, "net-device", "NETDEV", NCCL_INIT | NCCL_NET, "mkcclNetDevicePlugin_v%d",
-     ABIS(kind_net_device_abis), NULL, NULL, 0},
+     ABIS(kind_net_device_abis), NULL, NULL, 0, NULL},
     {PLUGIN_KIND_TUNER, "tuner", "TUNER", NCCL_INIT | NCCL_TUNING, "ncclTunerPlugin_v%d", ABIS(kind_tuner_abis),
-     "NCCL_TUNER_PLUGIN", "libnccl-tuner", 1},
+     "NCCL_TUNER_PLUGIN", "libnccl-tuner", 1, param_NCCL_TUNER_PLUGIN},
     {PLUGIN_KIND_PROFILER, "profiler", "PROFILER", NCCL_INIT, "ncclProfiler_v%d", ABIS(kind_profiler_abis),
-     "NCCL_PROFILER_PLUGIN", "libnccl-profiler", 1},
+     "NCCL_PROFILER_PLUGIN", "libnccl-profiler", 1, param_NCCL_PROFILER_PLUGIN},
 };
 
 const plugin_kind_desc_t* plugin_kind_desc(plugin_kind_t kind) {

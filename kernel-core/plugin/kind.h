@@ -43,6 +43,7 @@ typedef struct {
   const char* ncclEnv;       /* NCCL variable naming libraries tried first, or NULL */
   const char* ncclPrefix;    /* NCCL library prefix: "<prefix>.so", "<prefix>-<name>.so" */
   int nameFirst;             /* the kind's struct starts with `const char* name` */
+  const char* (*ncclEnvValue)(void); /* ncclEnv's typed accessor, or NULL */
 } plugin_kind_desc_t;
 
 const plugin_kind_desc_t* plugin_kind_desc(plugin_kind_t kind);

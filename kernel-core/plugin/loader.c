@@ -82,7 +82,7 @@ static ncclResult_t loader_specs_build(const plugin_kind_desc_t* d, const manife
   loader_spec_t s;
   ncclResult_t res = ncclSuccess;
   if (d->ncclEnv) {
-    const char* value = param_str(d->ncclEnv);
+    const char* value = d->ncclEnvValue();
     if (value && strcasecmp(value, "none") == 0) {
       snprintf(note, noteSize, "%s=none: no library named by NCCL's rules was tried", d->ncclEnv);
     } else if (!value || !*value) {

@@ -73,7 +73,7 @@ static ncclResult_t set_default_load(void) {
 
 /* MKCCL_MANIFEST: files separated by ':' or ','. */
 static ncclResult_t set_user_load(void) {
-  const char* list = param_str("MKCCL_MANIFEST");
+  const char* list = param_MKCCL_MANIFEST();
   if (!list || !*list) return ncclSuccess;
   char* copy = strdup(list);
   if (!copy) return MK_FAIL(ncclSystemError, "manifests: out of memory");

@@ -136,7 +136,7 @@ static ncclResult_t net_load_locked(const char* wanted, plugin_net_t** out) {
 
 ncclResult_t plugin_net_acquire(const char* netName, plugin_net_t** out) {
   if (!out) return MK_FAIL(ncclInvalidArgument, "plugin_net_acquire: out is NULL");
-  const char* wanted = (netName && *netName) ? netName : param_str("NCCL_NET");
+  const char* wanted = (netName && *netName) ? netName : param_NCCL_NET();
   if (wanted && !*wanted) wanted = NULL;
   pthread_mutex_lock(&net_lock);
   ncclResult_t res = ncclSuccess;

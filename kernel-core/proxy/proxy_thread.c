@@ -40,7 +40,7 @@ static int proxy_channel_lanes = -1; /* MKCCL_PROXY_LANES, read once */
 
 static void proxy_locks_init(void) {
   for (int l = 0; l < PROXY_LANES; l++) pthread_mutex_init(&proxy_round_lock[l], NULL);
-  int64_t n = param_int("MKCCL_PROXY_LANES");
+  int64_t n = param_MKCCL_PROXY_LANES();
   __atomic_store_n(&proxy_channel_lanes, n < 0 ? 0 : n > PROXY_CHANNEL_LANES ? PROXY_CHANNEL_LANES : (int)n,
                    __ATOMIC_RELEASE);
 }
@@ -164,9 +164,9 @@ static int proxy_nothing_to_do(void) {
 static void* proxy_thread_main(void* arg) {
   (void)arg;
   prctl(PR_SET_NAME, "mkccl-proxy", 0, 0, 0); /* top, ps -L, gdb */
-  int64_t threshold = param_int("NCCL_PROXY_IDLE_THRESHOLD");
-  int64_t sleepUs = param_int("NCCL_PROXY_IDLE_SLEEP_US");
-  int64_t spinNs = param_int("MKCCL_PROXY_SPIN_US") * 1000;
+  int64_t threshold = param_NCCL_PROXY_IDLE_THRESHOLD();
+  int64_t sleepUs = param_NCCL_PROXY_IDLE_SLEEP_US();
+  int64_t spinNs = param_MKCCL_PROXY_SPIN_US() * 1000;
   int64_t idleRounds = 0, emptySince = 0;
   /* A sleep of NCCL_PROXY_IDLE_SLEEP_US, not 50 us more: Linux adds that
    * much timer slack by default, and a ring step over sockets waited for

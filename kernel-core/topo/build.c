@@ -85,8 +85,8 @@ static ncclResult_t topo_inputs_check(const topo_inputs_t* in) {
 }
 
 static ncclResult_t topo_dump_if_asked(const topo_system_t* sys, int rank) {
-  const char* file = param_str("NCCL_TOPO_DUMP_FILE");
-  if (!file || !*file || rank != param_int("NCCL_TOPO_DUMP_FILE_RANK")) return ncclSuccess;
+  const char* file = param_NCCL_TOPO_DUMP_FILE();
+  if (!file || !*file || rank != param_NCCL_TOPO_DUMP_FILE_RANK()) return ncclSuccess;
   MK_CHECK(topo_dump_xml(sys, file));
   MK_INFO(NCCL_GRAPH | NCCL_ENV, "NCCL_TOPO_DUMP_FILE: topology written to %s", file);
   return ncclSuccess;
@@ -98,7 +98,7 @@ ncclResult_t topo_system_build(const topo_inputs_t* in, topo_system_t** out) {
   if (!out) return MK_FAIL(ncclInvalidArgument, "topo_system_build: NULL output");
   MK_CHECK(topo_inputs_check(in));
   const char* xml = in->hwlocXml;
-  if (!xml) xml = param_str("MKCCL_TOPO_HWLOC_XML");
+  if (!xml) xml = param_MKCCL_TOPO_HWLOC_XML();
   if (xml && !*xml) xml = NULL;
 
   const topo_gpu_input_t* gpus = in->gpus;

@@ -37,8 +37,8 @@ void topo_p2p_level_resolve(topo_system_t* sys) {
   if (cpu && cpu->cpu.arch == TOPO_CPU_ARCH_X86 && cpu->cpu.vendor == TOPO_CPU_VENDOR_AMD &&
       sys->count[TOPO_GPU] <= 2)
     level = TOPO_PATH_SYS;
-  const char* text = param_str("NCCL_P2P_LEVEL");
-  if (param_int("NCCL_P2P_DISABLE") == 1) {
+  const char* text = param_NCCL_P2P_LEVEL();
+  if (param_NCCL_P2P_DISABLE() == 1) {
     level = TOPO_PATH_LOC;
     MK_INFO(NCCL_INIT | NCCL_ENV, "NCCL_P2P_DISABLE set by environment to 1");
   } else if (text && *text) {

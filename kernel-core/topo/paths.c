@@ -120,7 +120,7 @@ static void topo_paths_p2c(topo_system_t* sys) {
  * faster or avoids the CPU. GPU->NIC direction only, as NCCL (send remote,
  * receive local). */
 static void topo_paths_pxn(topo_system_t* sys) {
-  int pxnType = param_int("NCCL_PXN_C2C") ? TOPO_PATH_P2C : TOPO_PATH_PXB;
+  int pxnType = param_NCCL_PXN_C2C() ? TOPO_PATH_P2C : TOPO_PATH_PXB;
   for (int n = 0; n < sys->count[TOPO_NIC]; n++) {
     topo_node_t* nic = sys->nodes[TOPO_NIC][n];
     int p = topo_nic_local_gpu(sys, n);
@@ -149,14 +149,14 @@ ncclResult_t topo_paths_compute(topo_system_t* sys) {
   for (int t = 0; t < TOPO_NODE_TYPES; t++) total += sys->count[t];
   topo_node_t** list = malloc(2 * (size_t)(total ? total : 1) * sizeof(*list));
   if (!list) return MK_FAIL(ncclSystemError, "topology: out of memory for paths");
-  int nvbDisable = (int)param_int("NCCL_NVB_DISABLE");
+  int nvbDisable = (int)param_NCCL_NVB_DISABLE();
   ncclResult_t res = ncclSuccess;
   static const int order[] = {TOPO_CPU, TOPO_GPU, TOPO_NIC, TOPO_NVS};
   for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++)
     for (int i = 0; i < sys->count[order[o]]; i++)
       MK_CHECK_GOTO(topo_paths_to(sys->nodes[order[o]][i], nvbDisable, list, list + total), res, out);
   topo_paths_p2c(sys);
-  if (!param_int("NCCL_PXN_DISABLE")) topo_paths_pxn(sys);
+  if (!param_NCCL_PXN_DISABLE()) topo_paths_pxn(sys);
 out:
   free(list);
   return res;

@@ -122,7 +122,7 @@ static double conn_now(void) {
 
 /* Connect every link, retrying those in progress; bounded by the timeout. */
 static ncclResult_t conn_connect_all(struct ncclComm* comm, conn_pending_t* ps, int n) {
-  double deadline = conn_now() + (double)param_int("MKCCL_CONNECT_TIMEOUT");
+  double deadline = conn_now() + (double)param_MKCCL_CONNECT_TIMEOUT();
   int left = n;
   while (left > 0) {
     for (int i = 0; i < n; i++) {
@@ -143,7 +143,7 @@ static ncclResult_t conn_connect_all(struct ncclComm* comm, conn_pending_t* ps, 
       return MK_FAIL(ncclRemoteError, "connect: aborted with %d link(s) pending", left);
     if (conn_now() > deadline)
       return MK_FAIL(ncclRemoteError, "connect: %d link(s) not established after MKCCL_CONNECT_TIMEOUT=%lld s", left,
-                     (long long)param_int("MKCCL_CONNECT_TIMEOUT"));
+                     (long long)param_MKCCL_CONNECT_TIMEOUT());
     sched_yield();
   }
   return ncclSuccess;

@@ -59,8 +59,8 @@ ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServic
   s->nRanks = comm->nRanks;
   s->cudaDev = -1;
   s->p2pLevel = -1;
-  s->p2pRead = (int)param_int("NCCL_P2P_READ_ENABLE");
-  const char* level = param_str("NCCL_P2P_LEVEL");
+  s->p2pRead = (int)param_NCCL_P2P_READ_ENABLE();
+  const char* level = param_NCCL_P2P_LEVEL();
   if (level && *level && topo_p2p_level_parse(level, &s->p2pLevel) != 0) s->p2pLevel = -1;
   s->netDeviceHandleAlloc = netdev_service_handle_alloc;
   s->netDeviceNeedsProxyProgress = netdev_service_needs_proxy_progress;

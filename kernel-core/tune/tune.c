@@ -59,8 +59,8 @@ int tune_func_of_mk_coll(int mkColl) {
 static ncclResult_t tune_filter_load(tune_filter_t* f) {
   char err[160];
   tune_filter_init(f);
-  const char* algo = param_str("NCCL_ALGO");
-  const char* proto = param_str("NCCL_PROTO");
+  const char* algo = param_NCCL_ALGO();
+  const char* proto = param_NCCL_PROTO();
   if (tune_filter_parse(algo, TUNE_FILTER_ALGO, f, err, sizeof(err)) != 0)
     return MK_FAIL(ncclInvalidUsage, "NCCL_ALGO='%s': %s", algo, err);
   if (tune_filter_parse(proto, TUNE_FILTER_PROTO, f, err, sizeof(err)) != 0)

@@ -7,18 +7,16 @@
 #include "net_faulty.h"
 
 static const mkcclParamDecl_v1 faulty_param_decls[] = {
-    {"MKCCL_NET_FAULTY_PLUGIN", MKCCL_PARAM_STRING, "libmkccl-net-socket.so",
-     "The net plugin wrapped (exports ncclNetPlugin_v11): a path, or a file name looked up beside net-faulty "
-     "first"},
-    {"MKCCL_NET_FAULTY_MODE", MKCCL_PARAM_STRING, "none", "Fault injected: none, delay, reorder, error or close"},
-    {"MKCCL_NET_FAULTY_OP", MKCCL_PARAM_STRING, "test", "The call counted for MKCCL_NET_FAULTY_AT: isend, irecv or test"},
-    {"MKCCL_NET_FAULTY_AT", MKCCL_PARAM_INT64, "1",
-     "The first faulty call of MKCCL_NET_FAULTY_OP, counted from 1 in this process (error and close: the only one)"},
-    {"MKCCL_NET_FAULTY_DELAY_MS", MKCCL_PARAM_INT64, "20", "delay: milliseconds a request's completion is held back"},
+#define PLUGIN_PARAM PLUGIN_PARAM_DECL
+#include "net_faulty_params.def"
+#undef PLUGIN_PARAM
 };
 
 static plugin_params_t faulty_params = {NULL, faulty_param_decls,
                                         (int)(sizeof(faulty_param_decls) / sizeof(faulty_param_decls[0]))};
+#define PLUGIN_PARAM(name, type, def, help) static inline PLUGIN_PARAM_DEFINE(faulty_param_, &faulty_params, name, type)
+#include "net_faulty_params.def"
+#undef PLUGIN_PARAM
 static ncclDebugLogger_t faulty_logger;
 faulty_config_t faulty_config;
 
@@ -46,16 +44,16 @@ static int faulty_lookup(const char* value, const char* const* names, int n) {
 void faulty_config_read(void) {
   static const char* const modes[] = {"none", "delay", "reorder", "error", "close"};
   static const char* const ops[] = {"isend", "irecv", "test"};
-  const char* mode = plugin_param_str(&faulty_params, "MKCCL_NET_FAULTY_MODE");
-  const char* op = plugin_param_str(&faulty_params, "MKCCL_NET_FAULTY_OP");
+  const char* mode = faulty_param_MKCCL_NET_FAULTY_MODE();
+  const char* op = faulty_param_MKCCL_NET_FAULTY_OP();
   int m = faulty_lookup(mode ? mode : "none", modes, 5), o = faulty_lookup(op ? op : "test", ops, 3);
   if (m < 0) faulty_log(NCCL_LOG_WARN, "unknown MKCCL_NET_FAULTY_MODE '%s': no fault", mode);
   if (o < 0) faulty_log(NCCL_LOG_WARN, "unknown MKCCL_NET_FAULTY_OP '%s': counting test", op);
   faulty_config.mode = m < 0 ? FAULTY_NONE : (faulty_mode_t)m;
   faulty_config.op = o < 0 ? FAULTY_OP_TEST : (faulty_op_t)o;
-  faulty_config.at = plugin_param_int(&faulty_params, "MKCCL_NET_FAULTY_AT");
-  faulty_config.delayMs = plugin_param_int(&faulty_params, "MKCCL_NET_FAULTY_DELAY_MS");
-  faulty_config.plugin = plugin_param_str(&faulty_params, "MKCCL_NET_FAULTY_PLUGIN");
+  faulty_config.at = faulty_param_MKCCL_NET_FAULTY_AT();
+  faulty_config.delayMs = faulty_param_MKCCL_NET_FAULTY_DELAY_MS();
+  faulty_config.plugin = faulty_param_MKCCL_NET_FAULTY_PLUGIN();
   faulty_log(NCCL_LOG_INFO, "mode %s at %s #%lld (delay %lld ms), wrapping %s", modes[faulty_config.mode],
              ops[faulty_config.op], (long long)faulty_config.at, (long long)faulty_config.delayMs,
              faulty_config.plugin ? faulty_config.plugin : "(none)");

@@ -34,8 +34,11 @@ extern ncclDebugLogger_t net_ib_logger;
   do { if (net_ib_logger) net_ib_logger(level, flags, __FILE__, __LINE__, "NET/IB " __VA_ARGS__); } while (0)
 #define IB_WARN(...) IB_LOG(NCCL_LOG_WARN, NCCL_NET, __VA_ARGS__)
 #define IB_INFO(flags, ...) IB_LOG(NCCL_LOG_INFO, flags, __VA_ARGS__)
-int64_t net_ib_param_int(const char* name);
-const char* net_ib_param_str(const char* name);
+#include "mkccl_plugin_params.h"
+/* net_ib_param_<NAME>(): typed accessors over net_ib_params.def. */
+#define PLUGIN_PARAM(name, type, def, help) PLUGIN_PARAM_PROTO(net_ib_param_, name, type)
+#include "net_ib_params.def"
+#undef PLUGIN_PARAM
 
 /* ---- devices (net_ib_dev.c) ---- */
 typedef struct {

@@ -64,7 +64,7 @@ ncclResult_t net_ib_comm_create(net_ib_dev_t* d, int type, int nqps, net_ib_comm
     IB_WARN("%s:%d: ibv_create_cq(%d) failed: %s", d->name, d->port, cqe, strerror(errno));
     goto fail;
   }
-  int flush = type == IB_COMM_RECV && (d->gdr || d->dmabuf) && !net_ib_param_int("NCCL_IB_GDR_FLUSH_DISABLE");
+  int flush = type == IB_COMM_RECV && (d->gdr || d->dmabuf) && !net_ib_param_NCCL_IB_GDR_FLUSH_DISABLE();
   for (int q = 0; q < nqps; q++)
     if (net_ib_qp_create(d, c->cq, type == IB_COMM_RECV ? IB_MAX_REQUESTS : 1, &c->qps[q]) != ncclSuccess) goto fail;
   if (type == IB_COMM_SEND) {

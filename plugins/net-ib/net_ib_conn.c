@@ -46,7 +46,7 @@ static int net_ib_shake_fail(const char* why) {
 
 static int net_ib_tc(void* ctx) {
   net_ib_ctx_t* c = ctx;
-  return c && c->trafficClass != NCCL_NET_TRAFFIC_CLASS_UNDEF ? c->trafficClass : (int)net_ib_param_int("NCCL_IB_TC");
+  return c && c->trafficClass != NCCL_NET_TRAFFIC_CLASS_UNDEF ? c->trafficClass : (int)net_ib_param_NCCL_IB_TC();
 }
 
 static void net_ib_shake_reset(net_ib_shake_t* s) {
@@ -99,7 +99,7 @@ static int net_ib_connect_step(net_ib_stage_t* s, const net_ib_handle_t* h) {
         break;
       case ST_WAIT:
         if ((r = net_ib_sock_connect_done(sh->fd)) <= 0) return r < 0 ? net_ib_shake_fail("connect: the listener refused") : 0;
-        r = (int)net_ib_param_int("NCCL_IB_QPS_PER_CONNECTION");
+        r = (int)net_ib_param_NCCL_IB_QPS_PER_CONNECTION();
         if (r < 1 || r > IB_MAX_QPS) return net_ib_shake_fail("connect: NCCL_IB_QPS_PER_CONNECTION out of 1..16");
         if (net_ib_comm_create(s->dev, IB_COMM_SEND, r, &sh->comm) != ncclSuccess) return -1;
         net_ib_comm_meta(sh->comm, &m);

@@ -66,12 +66,12 @@ static int net_ib_port_add(struct ibv_context* ctx, struct ibv_pd* pd, net_ib_mr
   d->maxQp = attr->max_qp;
   net_ib_gid_entry_t table[IB_GID_MAX];
   int n = net_ib_gid_read_sysfs("/sys", d->name, port, d->linkLayer == IB_LINK_ETH, table, IB_GID_MAX);
-  d->gidIndex = net_ib_gid_select(table, n, d->linkLayer == IB_LINK_ETH, (int)net_ib_param_int("NCCL_IB_GID_INDEX"),
-                                  (int)net_ib_param_int("NCCL_IB_ROCE_VERSION_NUM"));
+  d->gidIndex = net_ib_gid_select(table, n, d->linkLayer == IB_LINK_ETH, (int)net_ib_param_NCCL_IB_GID_INDEX(),
+                                  (int)net_ib_param_NCCL_IB_ROCE_VERSION_NUM());
   if (d->gidIndex < 0 && d->linkLayer == IB_LINK_IB) d->gidIndex = 0; /* no sysfs table: IB needs the LID only */
   if (d->gidIndex < 0) {
     IB_WARN("%s:%d: no usable GID (NCCL_IB_GID_INDEX %lld): port skipped", d->name, port,
-            (long long)net_ib_param_int("NCCL_IB_GID_INDEX"));
+            (long long)net_ib_param_NCCL_IB_GID_INDEX());
     return -1;
   }
   union ibv_gid gid;
@@ -127,12 +127,12 @@ ncclResult_t net_ib_devs_discover(void) {
   pthread_mutex_lock(&net_ib_devs_lock);
   if (net_ib_ndevs >= 0) goto out;
   net_ib_ndevs = 0;
-  if (net_ib_param_int("NCCL_IB_DISABLE")) {
+  if (net_ib_param_NCCL_IB_DISABLE()) {
     IB_INFO(NCCL_INIT | NCCL_NET, "NCCL_IB_DISABLE set: 0 devices");
     goto out;
   }
   net_ib_hca_list_t list;
-  const char* hca = net_ib_param_str("NCCL_IB_HCA");
+  const char* hca = net_ib_param_NCCL_IB_HCA();
   if (net_ib_hca_parse(hca, &list) != 0) {
     IB_WARN("NCCL_IB_HCA \"%s\" is malformed: 0 devices", hca);
     goto out;
@@ -168,7 +168,7 @@ ncclResult_t net_ib_props(int dev, ncclNetProperties_v12_t* props) {
   props->speed = d->speedMbps;
   props->port = d->port;
   props->latency = 0;
-  int qps = (int)net_ib_param_int("NCCL_IB_QPS_PER_CONNECTION");
+  int qps = (int)net_ib_param_NCCL_IB_QPS_PER_CONNECTION();
   props->maxComms = d->maxQp / (qps > 0 ? qps : 1);
   props->maxRecvs = IB_MAX_RECVS;
   props->netDeviceType = NCCL_NET_DEVICE_HOST;

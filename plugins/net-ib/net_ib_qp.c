@@ -26,7 +26,7 @@ ncclResult_t net_ib_qp_create(net_ib_dev_t* d, struct ibv_cq* cq, int maxRecv, s
   struct ibv_qp_attr attr;
   memset(&attr, 0, sizeof(attr));
   attr.qp_state = IBV_QPS_INIT;
-  attr.pkey_index = (uint16_t)net_ib_param_int("NCCL_IB_PKEY");
+  attr.pkey_index = (uint16_t)net_ib_param_NCCL_IB_PKEY();
   attr.port_num = (uint8_t)d->port;
   attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
   int rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
@@ -50,7 +50,7 @@ ncclResult_t net_ib_qp_connect(net_ib_dev_t* d, struct ibv_qp* qp, uint32_t loca
   attr.max_dest_rd_atomic = 1;
   attr.min_rnr_timer = 12;
   attr.ah_attr.port_num = (uint8_t)d->port;
-  attr.ah_attr.sl = (uint8_t)net_ib_param_int("NCCL_IB_SL");
+  attr.ah_attr.sl = (uint8_t)net_ib_param_NCCL_IB_SL();
   if (d->linkLayer == IB_LINK_ETH) {
     attr.ah_attr.is_global = 1;
     memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
@@ -69,8 +69,8 @@ ncclResult_t net_ib_qp_connect(net_ib_dev_t* d, struct ibv_qp* qp, uint32_t loca
   }
   memset(&attr, 0, sizeof(attr));
   attr.qp_state = IBV_QPS_RTS;
-  attr.timeout = (uint8_t)net_ib_param_int("NCCL_IB_TIMEOUT");
-  attr.retry_cnt = (uint8_t)net_ib_param_int("NCCL_IB_RETRY_CNT");
+  attr.timeout = (uint8_t)net_ib_param_NCCL_IB_TIMEOUT();
+  attr.retry_cnt = (uint8_t)net_ib_param_NCCL_IB_RETRY_CNT();
   attr.rnr_retry = 7;
   attr.sq_psn = localPsn;
   attr.max_rd_atomic = 1;

@@ -45,8 +45,8 @@ static void net_ib_addr_from(const struct sockaddr* sa, net_ib_addr_t* a) {
 /* IPv4 before IPv6, never link-local IPv6 (needs a scope), loopback last. */
 int net_ib_sock_ifaddr(net_ib_addr_t* out) {
   net_ib_hca_list_t list;
-  if (net_ib_hca_parse(net_ib_param_str("NCCL_SOCKET_IFNAME"), &list) != 0) {
-    IB_WARN("NCCL_SOCKET_IFNAME \"%s\" is malformed", net_ib_param_str("NCCL_SOCKET_IFNAME"));
+  if (net_ib_hca_parse(net_ib_param_NCCL_SOCKET_IFNAME(), &list) != 0) {
+    IB_WARN("NCCL_SOCKET_IFNAME \"%s\" is malformed", net_ib_param_NCCL_SOCKET_IFNAME());
     return -1;
   }
   struct ifaddrs* ifs;

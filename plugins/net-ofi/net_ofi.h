@@ -47,8 +47,11 @@ extern ncclDebugLogger_t net_ofi_logger;
   } while (0)
 #define OFI_WARN(...) OFI_LOG(NCCL_LOG_WARN, NCCL_NET, __VA_ARGS__)
 #define OFI_INFO(flags, ...) OFI_LOG(NCCL_LOG_INFO, flags, __VA_ARGS__)
-int64_t net_ofi_param_int(const char* name);
-const char* net_ofi_param_str(const char* name);
+#include "mkccl_plugin_params.h"
+/* net_ofi_param_<NAME>(): typed accessors over net_ofi_params.def. */
+#define PLUGIN_PARAM(name, type, def, help) PLUGIN_PARAM_PROTO(net_ofi_param_, name, type)
+#include "net_ofi_params.def"
+#undef PLUGIN_PARAM
 /* Read once at init: test() consults them on every call. */
 extern int64_t net_ofi_probe_ms, net_ofi_peer_timeout_ms;
 void net_ofi_params_load(void);

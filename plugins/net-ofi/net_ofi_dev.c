@@ -49,7 +49,7 @@ static ncclResult_t net_ofi_dev_open(net_ofi_dev_t* d, const net_ofi_nic_t* nic)
   struct fi_info* fi = nic->info;
   d->nic = nic;
   d->mrMode = fi->domain_attr->mr_mode |
-              ((uint64_t)net_ofi_param_int("MKCCL_OFI_MR_MODE_ADD") & (FI_MR_LOCAL | FI_MR_ENDPOINT));
+              ((uint64_t)net_ofi_param_MKCCL_OFI_MR_MODE_ADD() & (FI_MR_LOCAL | FI_MR_ENDPOINT));
   OFI_TRY(fi_fabric(fi->fabric_attr, &d->fabric, NULL), "fi_fabric", fail);
   OFI_TRY(fi_domain(d->fabric, fi, &d->domain, NULL), "fi_domain", fail_fabric);
   struct fi_cq_attr cqAttr = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE};

@@ -55,7 +55,7 @@ static struct fi_info* net_ofi_getinfo(int hmem, int dc) {
   hints->tx_attr->msg_order = FI_ORDER_SAS;
   hints->rx_attr->msg_order = FI_ORDER_SAS;
   if (dc) hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
-  const char* prov = net_ofi_param_str("MKCCL_OFI_PROVIDER");
+  const char* prov = net_ofi_param_MKCCL_OFI_PROVIDER();
   if (prov && *prov) hints->fabric_attr->prov_name = strdup(prov);
   int rc = fi_getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &list);
   fi_freeinfo(hints);
@@ -145,7 +145,7 @@ static void net_ofi_nic_add(const char* prov, const char* dom) {
 ncclResult_t net_ofi_nics_discover(void) {
   if (net_ofi_nnics >= 0) return ncclSuccess;
   for (int hmem = 0; hmem < 2; hmem++)
-    for (int dc = 0; dc < 2 && (!hmem || net_ofi_param_int("MKCCL_OFI_HMEM")); dc++)
+    for (int dc = 0; dc < 2 && (!hmem || net_ofi_param_MKCCL_OFI_HMEM()); dc++)
       net_ofi_infos[OFI_LIST(hmem, dc)] = net_ofi_getinfo(hmem, dc);
   struct fi_info* host = net_ofi_infos[OFI_LIST(0, 0)];
   const char* best = NULL;
@@ -160,7 +160,7 @@ ncclResult_t net_ofi_nics_discover(void) {
     if (r >= 0 && r < bestRank) bestRank = r, best = fi->fabric_attr->prov_name;
   }
   net_ofi_nnics = 0;
-  int loopback = (int)net_ofi_param_int("MKCCL_OFI_LOOPBACK");
+  int loopback = (int)net_ofi_param_MKCCL_OFI_LOOPBACK();
   for (int pass = 0; best && pass < 2 && net_ofi_nnics == 0; pass++) {
     /* Pass 0 skips loopback domains; pass 1 takes them when nothing else exists. */
     for (struct fi_info* fi = host; fi && net_ofi_nnics < OFI_MAX_DEVS; fi = fi->next) {

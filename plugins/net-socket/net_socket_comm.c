@@ -25,13 +25,13 @@ net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads) {
   comm->ctrlFd = -1;
   comm->nSocks = nSocks;
   comm->nThreads = nSocks > 0 ? nThreads : 0;
-  int64_t minChunk = net_socket_param_int(NET_SOCKET_PARAM_MIN_TASKSIZE);
-  int64_t inlineMax = net_socket_param_int(NET_SOCKET_PARAM_INLINE);
+  int64_t minChunk = net_socket_param_NCCL_SOCKET_MIN_TASKSIZE();
+  int64_t inlineMax = net_socket_param_NCCL_SOCKET_INLINE();
   comm->minChunk = minChunk > 0 ? (size_t)minChunk : 1;
   comm->inlineMax = inlineMax > 0 ? (size_t)inlineMax : 0;
-  int64_t spinUs = net_socket_param_int(NET_SOCKET_PARAM_HELPER_SPIN);
+  int64_t spinUs = net_socket_param_MKCCL_SOCKET_HELPER_SPIN_US();
   comm->helperSpinNs = spinUs > 0 ? spinUs * 1000 : 0;
-  int64_t unexpMax = net_socket_param_int(NET_SOCKET_PARAM_UNEXPECTED_MAX);
+  int64_t unexpMax = net_socket_param_MKCCL_SOCKET_UNEXPECTED_MAX_BYTES();
   comm->unexpMaxBytes = unexpMax > 0 ? (size_t)unexpMax : 0;
   if (nSocks > 0) {
     comm->data = calloc((size_t)nSocks, sizeof(*comm->data));
@@ -50,7 +50,7 @@ net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads) {
 }
 
 void net_socket_comm_sockopts(int fd, int trafficClass) {
-  int64_t timeoutMs = net_socket_param_int(NET_SOCKET_PARAM_USER_TIMEOUT);
+  int64_t timeoutMs = net_socket_param_MKCCL_SOCKET_USER_TIMEOUT_MS();
   if (timeoutMs > 0) {
     unsigned int t = timeoutMs > (int64_t)UINT32_MAX ? UINT32_MAX : (unsigned int)timeoutMs;
     if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &t, sizeof(t)) != 0)

@@ -43,15 +43,15 @@ static void net_socket_dev_describe(net_socket_dev_t* d) {
 }
 
 static ncclResult_t net_socket_devs_find(void) {
-  const char* list = net_socket_param_str(NET_SOCKET_PARAM_IFNAME);
-  const char* familyText = net_socket_param_str(NET_SOCKET_PARAM_FAMILY);
+  const char* list = net_socket_param_NCCL_SOCKET_IFNAME();
+  const char* familyText = net_socket_param_NCCL_SOCKET_FAMILY();
   int family;
   if (sock_family_parse(familyText, &family) != SOCK_OK)
-    return NS_FAIL(ncclInvalidArgument, "%s=%s: %s", NET_SOCKET_PARAM_FAMILY, familyText, sock_error());
+    return NS_FAIL(ncclInvalidArgument, "%s=%s: %s", "NCCL_SOCKET_FAMILY", familyText, sock_error());
   sock_iface_t ifs[NET_SOCKET_MAX_DEVS];
   int n = 0;
   if (sock_ifaces_find(list, family, ifs, NET_SOCKET_MAX_DEVS, &n) != SOCK_OK || n == 0)
-    return NS_FAIL(ncclSystemError, "no interface found (%s=\"%s\"): %s", NET_SOCKET_PARAM_IFNAME, list,
+    return NS_FAIL(ncclSystemError, "no interface found (%s=\"%s\"): %s", "NCCL_SOCKET_IFNAME", list,
                    sock_error());
   char line[1024] = "";
   int cpus = mkccl_cpus_usable(); /* reads /proc and cgroup files: once, not per listen */

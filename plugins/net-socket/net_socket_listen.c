@@ -43,12 +43,12 @@ ncclResult_t net_socket_listen(int dev, void* opaqueHandle, void** listenComm, i
   const net_socket_dev_t* d = net_socket_dev_get(dev);
   if (!d) return ncclInvalidArgument;
   if (!opaqueHandle || !listenComm) return NS_FAIL(ncclInvalidArgument, "listen: NULL handle or comm");
-  net_socket_layout_t layout = net_socket_layout_resolve(net_socket_param_int(NET_SOCKET_PARAM_NTHREADS),
-                                                         net_socket_param_int(NET_SOCKET_PARAM_NSOCKS), d->vendor,
+  net_socket_layout_t layout = net_socket_layout_resolve(net_socket_param_NCCL_SOCKET_NTHREADS(),
+                                                         net_socket_param_NCCL_NSOCKS_PERTHREAD(), d->vendor,
                                                          d->cpus, maxFlows);
   if (layout.clamped)
-    NS_WARN("%s/%s out of range: using %d threads and %d sockets", NET_SOCKET_PARAM_NTHREADS,
-            NET_SOCKET_PARAM_NSOCKS, layout.nThreads, layout.nSocks);
+    NS_WARN("%s/%s out of range: using %d threads and %d sockets", "NCCL_SOCKET_NTHREADS",
+            "NCCL_NSOCKS_PERTHREAD", layout.nThreads, layout.nSocks);
   net_socket_listen_t* l = calloc(1, sizeof(*l));
   if (!l) return NS_FAIL(ncclSystemError, "listen: out of memory");
   sock_addr_t bound;

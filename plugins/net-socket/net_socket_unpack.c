@@ -15,7 +15,7 @@
 #define NET_SOCKET_UNPACK_STRIDE (MKCCL_UNPACK_PAGE_SIZE + 16)
 #define NET_SOCKET_UNPACK_PAGES (MKCCL_UNPACK_MAX_SLICE_SIZE / MKCCL_UNPACK_PAGE_SIZE)
 
-int net_socket_unpack_mode(void) { return net_socket_param_int(NET_SOCKET_PARAM_UNPACK) != 0; }
+int net_socket_unpack_mode(void) { return net_socket_param_MKCCL_SOCKET_UNPACK() != 0; }
 
 /* Large and mostly untouched: reserved, pages come as they are written. */
 static void* net_socket_unpack_map(size_t bytes) {

@@ -20,14 +20,14 @@
 #define EXPORT __attribute__((visibility("default")))
 
 static const mkcclParamDecl_v1 profiler_params[] = {
-    {"MKCCL_PROFILER_DIR", MKCCL_PARAM_STRING, ".", "Folder of the profiler's traces and summaries"},
-    {"MKCCL_PROFILER_MASK", MKCCL_PARAM_INT64, "0xfdf",
-     "Events the profiler asks for (ncclProfile* bits; default all but ProxyCtrl)"},
-    {"MKCCL_PROFILER_MAX_EVENTS", MKCCL_PARAM_INT64, "1048576",
-     "Events kept per communicator; later ones are counted as dropped"},
-    {"MKCCL_PROFILER_SUMMARY", MKCCL_PARAM_INT64, "1", "1: also write a text summary per collective"},
+#define PLUGIN_PARAM PLUGIN_PARAM_DECL
+#include "profiler_params.def"
+#undef PLUGIN_PARAM
 };
 static plugin_params_t profiler_pp = {NULL, profiler_params, 4};
+#define PLUGIN_PARAM(name, type, def, help) static inline PLUGIN_PARAM_DEFINE(profiler_param_, &profiler_pp, name, type)
+#include "profiler_params.def"
+#undef PLUGIN_PARAM
 
 static void profiler_bind(const mkcclServices_v1* services) { profiler_pp.services = services; }
 
@@ -46,10 +46,10 @@ static ncclResult_t profiler_init(void** context, uint64_t commId, int* mask, co
   ctx->log = log;
   ctx->pid = getpid();
   snprintf(ctx->commName, sizeof(ctx->commName), "%s", commName ? commName : "");
-  const char* dir = plugin_param_str(&profiler_pp, "MKCCL_PROFILER_DIR");
+  const char* dir = profiler_param_MKCCL_PROFILER_DIR();
   snprintf(ctx->dir, sizeof(ctx->dir), "%s", dir && *dir ? dir : ".");
-  ctx->summary = plugin_param_int(&profiler_pp, "MKCCL_PROFILER_SUMMARY") != 0;
-  int64_t maxEvents = plugin_param_int(&profiler_pp, "MKCCL_PROFILER_MAX_EVENTS");
+  ctx->summary = profiler_param_MKCCL_PROFILER_SUMMARY() != 0;
+  int64_t maxEvents = profiler_param_MKCCL_PROFILER_MAX_EVENTS();
   const int64_t cap = (int64_t)PROFILER_MAX_BLOCKS * PROFILER_BLOCK_EVENTS;
   ctx->maxEvents = (uint64_t)(maxEvents < 1 ? 1 : maxEvents > cap ? cap : maxEvents);
   struct timespec rt, mt;
@@ -60,7 +60,7 @@ static ncclResult_t profiler_init(void** context, uint64_t commId, int* mask, co
     free(ctx);
     return ncclSystemError;
   }
-  *mask = (int)plugin_param_int(&profiler_pp, "MKCCL_PROFILER_MASK");
+  *mask = (int)profiler_param_MKCCL_PROFILER_MASK();
   *context = ctx;
   return ncclSuccess;
 }

@@ -20,11 +20,14 @@
 #define EXPORT __attribute__((visibility("default")))
 
 static const mkcclParamDecl_v1 rules_params[] = {
-    {"MKCCL_TUNER_RULES", MKCCL_PARAM_STRING, "", "YAML rules file of the rule tuner (tuner-rules)"},
-    {"MKCCL_TUNER_RULES_CHECK_MS", MKCCL_PARAM_INT64, "1000",
-     "How often the rule tuner looks for a changed rules file, in ms (0: at every collective)"},
+#define PLUGIN_PARAM PLUGIN_PARAM_DECL
+#include "tuner_rules_params.def"
+#undef PLUGIN_PARAM
 };
 static plugin_params_t rules_pp = {NULL, rules_params, 2};
+#define PLUGIN_PARAM(name, type, def, help) static inline PLUGIN_PARAM_DEFINE(rules_param_, &rules_pp, name, type)
+#include "tuner_rules_params.def"
+#undef PLUGIN_PARAM
 
 static void rules_bind(const mkcclServices_v1* services) { rules_pp.services = services; }
 
@@ -78,8 +81,8 @@ static ncclResult_t rules_init(void** ctxOut, uint64_t commId, size_t nRanks, si
   ctx->nRanks = nRanks;
   ctx->nNodes = nNodes;
   ctx->lastRule = -1;
-  const char* path = plugin_param_str(&rules_pp, "MKCCL_TUNER_RULES");
-  ctx->checkMs = plugin_param_int(&rules_pp, "MKCCL_TUNER_RULES_CHECK_MS");
+  const char* path = rules_param_MKCCL_TUNER_RULES();
+  ctx->checkMs = rules_param_MKCCL_TUNER_RULES_CHECK_MS();
   char err[512];
   if (!path || !*path) {
     RULES_LOG(ctx, NCCL_LOG_WARN, "TUNER/rules: MKCCL_TUNER_RULES names no rules file");

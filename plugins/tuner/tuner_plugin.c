@@ -17,12 +17,14 @@
 #define EXPORT __attribute__((visibility("default")))
 
 static const mkcclParamDecl_v1 tuner_params[] = {
-    {"MKCCL_TUNER_INTRA_BW", MKCCL_PARAM_STRING, "20", "GB/s a rank moves inside its node (default tuner's model)"},
-    {"MKCCL_TUNER_INTER_BW", MKCCL_PARAM_STRING, "10", "GB/s a rank moves over the network (default tuner's model)"},
-    {"MKCCL_TUNER_GPU", MKCCL_PARAM_INT64, "1", "1: GPU executors (the model costs LL128)"},
-    {"MKCCL_TUNER_INTRA_LINK", MKCCL_PARAM_STRING, "nvlink", "Link class inside a node: nvlink or pci (host memory)"},
+#define PLUGIN_PARAM PLUGIN_PARAM_DECL
+#include "tuner_params.def"
+#undef PLUGIN_PARAM
 };
 static plugin_params_t tuner_pp = {NULL, tuner_params, 4};
+#define PLUGIN_PARAM(name, type, def, help) static inline PLUGIN_PARAM_DEFINE(tuner_param_, &tuner_pp, name, type)
+#include "tuner_params.def"
+#undef PLUGIN_PARAM
 
 static void tuner_bind(const mkcclServices_v1* services) { tuner_pp.services = services; }
 
@@ -34,10 +36,7 @@ typedef struct {
   ncclTunerConstants_v5_t constants;
 } tuner_ctx_t;
 
-static double tuner_param_double(const char* name) {
-  const char* s = plugin_param_str(&tuner_pp, name);
-  return s ? strtod(s, NULL) : 0.0;
-}
+static double tuner_param_double(const char* s) { return strtod(s, NULL); }
 
 static ncclResult_t tuner_init(void** ctxOut, uint64_t commId, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
                                ncclNvlDomainInfo_v5_t* nvl, ncclTunerConstants_v5_t* constants) {
@@ -46,12 +45,13 @@ static ncclResult_t tuner_init(void** ctxOut, uint64_t commId, size_t nRanks, si
   if (!ctx) return ncclSystemError;
   tune_topo_default(&ctx->topo, (int)nRanks, (int)nNodes);
   if (nvl && nvl->maxRanksPerNvlDomain > 0) ctx->topo.ranksPerNode = nvl->maxRanksPerNvlDomain;
-  const char* link = plugin_param_str(&tuner_pp, "MKCCL_TUNER_INTRA_LINK");
+  const char* link = tuner_param_MKCCL_TUNER_INTRA_LINK();
   ctx->topo.intraLink = link && strcmp(link, "pci") == 0 ? NCCL_HW_PCI : NCCL_HW_NVLINK;
-  double intra = tuner_param_double("MKCCL_TUNER_INTRA_BW"), inter = tuner_param_double("MKCCL_TUNER_INTER_BW");
+  double intra = tuner_param_double(tuner_param_MKCCL_TUNER_INTRA_BW()),
+         inter = tuner_param_double(tuner_param_MKCCL_TUNER_INTER_BW());
   if (intra > 0) ctx->topo.intraBw = intra;
   if (inter > 0) ctx->topo.interBw = inter;
-  ctx->topo.gpu = plugin_param_int(&tuner_pp, "MKCCL_TUNER_GPU") != 0;
+  ctx->topo.gpu = tuner_param_MKCCL_TUNER_GPU() != 0;
   if (constants) ctx->constants = *constants; /* the core's latencies: NCCL's own, or mkccl's model's */
   else tune_model_constants(&ctx->topo, &ctx->constants);
   if (log)

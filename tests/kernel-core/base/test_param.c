@@ -1,5 +1,6 @@
 /* The parameter table: defaults, environment, manifest options, plugin
  * declarations, and the log's use of it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,20 @@ static void count_visit(const param_decl_t* d, const char* v, param_source_t s, 
   if (strcmp(d->name, (const char*)arg) == 0) visited++;
 }
 
+/* mkccl-info prints help as one line under the name. */
+static int long_helps;
+static void help_visit(const param_decl_t* d, const char* v, param_source_t s, const char* w, void* arg) {
+  (void)v, (void)s, (void)w, (void)arg;
+  if (!d->help || !d->help[0] || strlen(d->help) > 100 || strchr(d->help, '\n')) {
+    fprintf(stderr, "%s: help not one line of 1 to 100 characters: '%s'\n", d->name, d->help ? d->help : "");
+    long_helps++;
+  }
+}
+
 int main(void) {
+  param_foreach(help_visit, NULL);
+  CHECK_EQ_INT(long_helps, 0);
+
   unsetenv("NCCL_DEBUG_SUBSYS");
   const char* where = NULL;
   CHECK(strcmp(param_str("NCCL_DEBUG_SUBSYS"), "INIT,BOOTSTRAP,ENV") == 0);

@@ -92,6 +92,30 @@ int main(void) {
   CHECK_STR_CONTAINS(out, want);
   CHECK_STR_CONTAINS(out, "  NCCL_NET_PLUGIN              = none                 [environment]");
 
+  /* Levels: --params lists user level only, --params=expert adds expert,
+   * --params=all every level; a set parameter shows whatever its level. */
+  const char* hidden = "-u MKCCL_GPU_PROBE -u MKCCL_HOST_NCHANNELS -u NCCL_SOCKET_NTHREADS";
+  CHECK_EQ_INT(run(hidden, "--plugins --params"), 0);
+  CHECK_STR_CONTAINS(out, "\n  NCCL_DEBUG  ");                      /* core, user */
+  CHECK_STR_CONTAINS(out, "\n  NCCL_NET_SHARED_COMMS ");            /* plugin, NCCL_* name: user */
+  CHECK(strstr(out, "\n  MKCCL_HOST_NCHANNELS ") == NULL);          /* core, expert */
+  CHECK(strstr(out, "\n  MKCCL_GPU_PROBE ") == NULL);               /* core, developer */
+  CHECK(strstr(out, "\n  MKCCL_SOCKET_TRACE ") == NULL);            /* plugin, own name: expert */
+  CHECK_EQ_INT(run(hidden, "--plugins --params=expert"), 0);
+  CHECK_STR_CONTAINS(out, "\n  NCCL_DEBUG  ");
+  CHECK_STR_CONTAINS(out, "\n  MKCCL_HOST_NCHANNELS ");
+  CHECK_STR_CONTAINS(out, "[default] <expert>\n");
+  CHECK(strstr(out, "\n  MKCCL_GPU_PROBE ") == NULL);
+  CHECK_EQ_INT(run(hidden, "--plugins --params=all"), 0);
+  CHECK_STR_CONTAINS(out, "\n  NCCL_DEBUG  ");
+  CHECK_STR_CONTAINS(out, "\n  MKCCL_HOST_NCHANNELS ");
+  CHECK_STR_CONTAINS(out, "\n  MKCCL_SOCKET_TRACE ");
+  CHECK_STR_CONTAINS(out, "  MKCCL_GPU_PROBE              = 0                    [default] <developer>\n");
+  CHECK_EQ_INT(run("MKCCL_GPU_PROBE=0", "--params"), 0);
+  CHECK_STR_CONTAINS(out, "  MKCCL_GPU_PROBE              = 0                    [environment] <developer>\n");
+  CHECK_EQ_INT(run("", "--params=most"), 2);
+  CHECK_STR_CONTAINS(err, "unknown option '--params=most'");
+
   /* A broken manifest: non-zero, the location on stderr, no report. */
   write_file("bad.yaml", "mkccl-manifest: 1\nplugins:\n  - name: x\n    kind: net\n    abi: 11\n    libary: y.so\n");
   snprintf(env, sizeof(env), "MKCCL_MANIFEST=%s/bad.yaml", tmpdir);
