@@ -99,9 +99,7 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
     while (s || r) {
       if (d == 0 && (!s || !r || task_bytes(s) != task_bytes(r)))
         return MK_FAIL(ncclInvalidUsage, "Rank %d: send to self and recv from self do not match", me);
-      if (d == 0 && comm->cudaDev < 0) { /* to myself, on the host: a copy */
-        if (task_bytes(s) && s->sendbuff != r->recvbuff) memmove(r->recvbuff, s->sendbuff, task_bytes(s));
-      } else if (d == 0) { /* to myself, on a GPU: a copy on the stream (the copy engine, as a one-rank collective) */
+      if (d == 0) { /* to myself: the executor's copy (on a GPU the stream's copy engine, as a one-rank collective) */
         if (task_bytes(s) && s->sendbuff != r->recvbuff)
           MK_CHECK(comm->dp.exec->copy(comm->dp.execState, r->recvbuff, s->sendbuff, task_bytes(s), s->stream));
       } else {
