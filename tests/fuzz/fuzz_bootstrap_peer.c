@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -74,8 +75,13 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bootstrap_state_t* st = fuzz_state_new();
   if (!st) fuzz_setup_failed("fuzz_bootstrap_peer", "no listener on 127.0.0.1");
   int fd = -1;
-  if (sock_connect(&st->listenAddr, sock_deadline_ms(200), NULL, &fd) != SOCK_OK)
-    fuzz_setup_failed("fuzz_bootstrap_peer", "no connection to its listener");
+  /* Generous: on a loaded machine (sanitizer runs beside it) a connect can
+   * wait for the scheduler or for a loopback port to leave TIME_WAIT. */
+  if (sock_connect(&st->listenAddr, sock_deadline_ms(5000), NULL, &fd) != SOCK_OK) {
+    char why[256];
+    snprintf(why, sizeof(why), "no connection to its listener: %s", sock_error());
+    fuzz_setup_failed("fuzz_bootstrap_peer", why);
+  }
   uint8_t msg[4096];
   size_t n = size < sizeof(msg) ? size : sizeof(msg);
   memcpy(msg, data, n);
