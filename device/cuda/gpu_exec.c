@@ -49,7 +49,7 @@ struct gpu_exec {
   int32_t* hostRingRanks;   /* ... and its host copy */
   uint8_t* synced;          /* per connection of devConns: copied there */
   uint8_t ringSynced[MK_DEV_MAX_CHANNELS]; /* ring description copied */
-  uint64_t syncedGen;                      /* comm->dp.connGen at the last full sync (+1: none yet) */
+  uint64_t syncedGen;                      /* comm->dp.ch.connGen at the last full sync (+1: none yet) */
   proxy_client_t* proxy;                   /* the comm's, for the watchdog */
   char* fifoBuf;            /* pinned, mapped */
   work_fifo_t fifo;
@@ -205,19 +205,19 @@ extern const char mk_cuda_fatbin[];
 ncclResult_t gpu_exec_bind(struct ncclComm* comm) {
   const cuda_gpu_t* g = cuda_gpu();
   if (!g) return ncclInvalidUsage;
-  if (!comm->dp.gpuCtx) {
+  if (!comm->dp.exec.gpuCtx) {
     cu_context_t ctx;
     CU_CHECK(g->primary_ctx_retain(&ctx, comm->cudaDev));
-    comm->dp.gpuCtx = ctx;
+    comm->dp.exec.gpuCtx = ctx;
   }
-  CU_CHECK(g->ctx_set_current((cu_context_t)comm->dp.gpuCtx));
+  CU_CHECK(g->ctx_set_current((cu_context_t)comm->dp.exec.gpuCtx));
   return ncclSuccess;
 }
 
 void gpu_exec_unbind(struct ncclComm* comm) {
   const cuda_gpu_t* g = cuda_gpu();
-  if (g && comm->dp.gpuCtx) g->primary_ctx_release(comm->cudaDev);
-  comm->dp.gpuCtx = NULL;
+  if (g && comm->dp.exec.gpuCtx) g->primary_ctx_release(comm->cudaDev);
+  comm->dp.exec.gpuCtx = NULL;
 }
 
 ncclResult_t gpu_exec_ctx_save(void** ctx) {
@@ -378,14 +378,14 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   if (!ex) return MK_FAIL(ncclSystemError, "out of memory");
   ex->g = g;
   ex->dev = comm->cudaDev;
-  ex->ctx = (cu_context_t)comm->dp.gpuCtx;
+  ex->ctx = (cu_context_t)comm->dp.exec.gpuCtx;
   struct timespec l0;
   clock_gettime(CLOCK_MONOTONIC, &l0);
   /* Net receives that need a plugin's unpack: the kernels linked with its
    * device code at init (netdev_comm_open); else the built-in ones. */
-  ex->unpack = comm->dp.netDevCubin != NULL;
+  ex->unpack = comm->dp.net.devCubin != NULL;
   ex->ownModule = ex->unpack;
-  cu_result_t r = ex->unpack ? g->module_load_data(&ex->module, comm->dp.netDevCubin)
+  cu_result_t r = ex->unpack ? g->module_load_data(&ex->module, comm->dp.net.devCubin)
                              : gpu_builtin_module(g, ex->ctx, mk_cuda_fatbin, &ex->module, &ex->ownModule);
   if (r != CUDA_DRV_SUCCESS) {
     res = CU_FAIL(ex->unpack ? "cuModuleLoadData (mkccl kernels linked with the net device code)"
@@ -653,10 +653,10 @@ static ncclResult_t gpu_conn_sync(gpu_exec_t* ex, uint8_t* synced, mk_dev_conn_t
 ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* launchStream, int wait) {
   /* No connection made since the last sync: nothing new to copy (the walk
    * over 64 channels x peers x 4 kinds would cost every launch). */
-  if (ex->syncedGen == comm->dp.connGen + 1) return ncclSuccess;
+  if (ex->syncedGen == comm->dp.ch.connGen + 1) return ncclSuccess;
   cu_stream_t stream = wait ? ex->initStream : (cu_stream_t)launchStream;
-  for (int c = 0; c < comm->dp.nChannels && c < MK_DEV_MAX_CHANNELS; c++) {
-    channel_t* ch = &comm->dp.channels[c];
+  for (int c = 0; c < comm->dp.ch.nChannels && c < MK_DEV_MAX_CHANNELS; c++) {
+    channel_t* ch = &comm->dp.ch.channels[c];
     mk_dev_channel_t* h = &ex->hostComm->channels[c];
     mk_dev_channel_t* d = &ex->devComm->channels[c];
     if (!ex->ringSynced[c]) {
@@ -687,7 +687,7 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
     cu_result_t r = ex->g->stream_synchronize(ex->initStream);
     if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuStreamSynchronize (set-up stream)", r);
   }
-  ex->syncedGen = comm->dp.connGen + 1;
+  ex->syncedGen = comm->dp.ch.connGen + 1;
   return ncclSuccess;
 }
 

@@ -24,7 +24,7 @@ static void host_ops_ctx_restore(void* ctx) { (void)ctx; }
 
 static ncclResult_t host_ops_create(struct ncclComm* comm, void** out) {
   dp_state_t* dp = &comm->dp;
-  host_exec_config_t cfg = {comm->rank, comm->nRanks, dp->nChannels, dp->channels, comm->abortFlag,
+  host_exec_config_t cfg = {comm->rank, comm->nRanks, dp->ch.nChannels, dp->ch.channels, comm->abortFlag,
                             (uint32_t)param_NCCL_WORK_FIFO_BYTES(), &comm->profile,
                             param_MKCCL_TIMEOUT(), param_MKCCL_HOST_SPIN_US(),
                             (int)param_MKCCL_HOST_STREAM_STORES(), param_MKCCL_HOST_STREAM_MIN_BYTES(),

@@ -60,7 +60,7 @@ MK_API(ncclResult_t, CommWindowRegister, ncclComm_t comm, void* buff, size_t siz
   if (!win) return MK_FAIL(ncclInvalidArgument, "%s: win is NULL", fn);
   if (size == 0) return MK_FAIL(ncclInvalidArgument, "%s: size is 0", fn);
   if (winFlags & ~WINDOW_FLAGS) return MK_FAIL(ncclInvalidArgument, "%s: unknown flags 0x%x", fn, winFlags);
-  if (comm->cudaDev >= 0 && !comm->dp.exec->pointer_ok(buff))
+  if (comm->cudaDev >= 0 && !comm->dp.exec.ops->pointer_ok(buff))
     return MK_FAIL(ncclInvalidArgument, "%s: a GPU communicator's window must be device (or registered host) memory", fn);
   struct ncclWindow_vidmem* w = malloc(sizeof(*w));
   if (!w) return MK_FAIL(ncclSystemError, "%s: out of memory", fn);

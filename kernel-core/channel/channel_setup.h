@@ -5,7 +5,7 @@
 
 struct ncclComm;
 
-/* Channels [0, nChannels) with their ring (needs comm->dp.peers). */
+/* Channels [0, nChannels) with their ring (needs comm->dp.tr.peers). */
 ncclResult_t channel_setup(struct ncclComm* comm, int nChannels);
 /* Ring connections (recv from prev, send to next) on every channel. */
 ncclResult_t channel_connect_rings(struct ncclComm* comm);

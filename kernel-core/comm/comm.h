@@ -9,7 +9,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "nccl.h"
-#include "plan/dp.h"
+#include "dp/dp.h"
 #include "plan/task.h"
 #include "profile/profile.h"
 
@@ -92,7 +92,7 @@ struct ncclComm {
   int nNetDevs;               /* this rank's net devices: set by the net layer before "peer-info" */
   int netDevs[COMM_NET_DEVS_MAX];
 
-  /* ---- data path (plan/dp.c): channels, transports, proxy, executors ---- */
+  /* ---- data path (dp/dp.c): channels, transports, proxy, executors ---- */
   dp_state_t dp;
 
   /* ---- groups and tasks (plan/group.c) ---- */
@@ -168,7 +168,7 @@ void comm_async_error_set(struct ncclComm* comm, ncclResult_t res);
 /* A GPU kernel that timed out waiting on a peer: the comm's async error. */
 void comm_poll_device_error(struct ncclComm* comm);
 
-/* ---- data path stage (plan/dp.c) ---- */
+/* ---- data path stage (dp/dp.c) ---- */
 ncclResult_t comm_dp_stage_init(struct ncclComm* comm);
 ncclResult_t comm_dp_stage_finalize(struct ncclComm* comm);
 void comm_dp_stage_destroy(struct ncclComm* comm);

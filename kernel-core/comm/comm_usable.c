@@ -8,9 +8,9 @@ void comm_poll_device_error(struct ncclComm* comm) {
   /* On every call of a GPU comm: a timed-out kernel, and the proxy on a
    * failed network peer, raise the abort flag after recording why, so one
    * load spares the rest. */
-  if (comm->cudaDev < 0 || !comm->dp.execState || !__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE)) return;
+  if (comm->cudaDev < 0 || !comm->dp.exec.state || !__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE)) return;
   if (__atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE) != ncclSuccess) return;
-  if (comm->dp.exec->timed_out(comm->dp.execState)) {
+  if (comm->dp.exec.ops->timed_out(comm->dp.exec.state)) {
     MK_WARN("Rank %d: a GPU kernel waited on a peer for MKCCL_TIMEOUT without progress (a dead or stuck peer); the "
             "communicator failed (ncclRemoteError): abort it", comm->rank);
     comm_async_error_set(comm, ncclRemoteError);

@@ -32,7 +32,7 @@ const mkcclNetDevice_v1* netdev_plugin_for(ncclNetDeviceType type);
  * type, or a version other than the one this build takes. */
 void netdev_plugin_check(const mkcclNetDevice_v1* d, char* why, size_t size);
 
-/* Chooses the communicator's type (comm->dp.netDevType/netDevice). */
+/* Chooses the communicator's type (comm->dp.net.devType and .device). */
 ncclResult_t netdev_comm_open(struct ncclComm* comm);
 void netdev_comm_close(struct ncclComm* comm);
 

@@ -15,7 +15,7 @@ static uint64_t netdev_stat_receives, netdev_stat_bytes;
 
 /* GPU communicators run the plugin's device code: the core's collective
  * kernels (their UNPACK variant, relocatable) linked with it; the cubin is
- * the one the GPU executor loads for this communicator (dp->netDevCubin). */
+ * the one the GPU executor loads for this communicator (dp->net.devCubin). */
 static void netdev_gpu_link(dp_state_t* dp, const mkcclNetDevice_v1* d, char* why, size_t size) {
   const mkcclNetDeviceCode_v1* code = d->deviceCode ? d->deviceCode() : NULL;
   size_t coreSize = 0;
@@ -32,8 +32,8 @@ static void netdev_gpu_link(dp_state_t* dp, const mkcclNetDevice_v1* d, char* wh
   netdev_link_source_t source;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (netdev_link(in, 2, code->arch ? code->arch : "sm_90", NETDEV_LINK_RELOCATABLE, &dp->netDevCubin,
-                  &dp->netDevCubinSize, &source) != ncclSuccess) {
+  if (netdev_link(in, 2, code->arch ? code->arch : "sm_90", NETDEV_LINK_RELOCATABLE, &dp->net.devCubin,
+                  &dp->net.devCubinSize, &source) != ncclSuccess) {
     snprintf(why, size, "device code link failed: %s", err_last_get());
     return;
   }
@@ -43,9 +43,9 @@ static void netdev_gpu_link(dp_state_t* dp, const mkcclNetDevice_v1* d, char* wh
 
 ncclResult_t netdev_comm_open(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  dp->netDevType = NCCL_NET_DEVICE_HOST;
-  dp->netDevice = NULL;
-  const ncclNet_v12_t* net = dp->net;
+  dp->net.devType = NCCL_NET_DEVICE_HOST;
+  dp->net.device = NULL;
+  const ncclNet_v12_t* net = dp->net.api;
   if (!net) return ncclSuccess;
   ncclNetProperties_v12_t props;
   memset(&props, 0, sizeof(props));
@@ -67,24 +67,24 @@ ncclResult_t netdev_comm_open(struct ncclComm* comm) {
     MK_INFO(NCCL_INIT | NCCL_NET, "NETDEV: rank %d: UNPACK refused: %s; the HOST path is used", comm->rank, why);
     return ncclSuccess;
   }
-  dp->netDevType = NCCL_NET_DEVICE_UNPACK;
-  dp->netDevice = d;
+  dp->net.devType = NCCL_NET_DEVICE_UNPACK;
+  dp->net.device = d;
   MK_INFO(NCCL_INIT | NCCL_NET, "NETDEV: rank %d: net receives use UNPACK 0x%x through '%s' (%s unpack)", comm->rank,
           d->version, d->name, comm->cudaDev >= 0 ? "device" : "host");
   return ncclSuccess;
 }
 
 void netdev_comm_close(struct ncclComm* comm) {
-  free(comm->dp.netDevCubin);
-  comm->dp.netDevCubin = NULL;
-  comm->dp.netDevCubinSize = 0;
-  comm->dp.netDevType = NCCL_NET_DEVICE_HOST;
-  comm->dp.netDevice = NULL;
+  free(comm->dp.net.devCubin);
+  comm->dp.net.devCubin = NULL;
+  comm->dp.net.devCubinSize = 0;
+  comm->dp.net.devType = NCCL_NET_DEVICE_HOST;
+  comm->dp.net.device = NULL;
 }
 
 ncclResult_t netdev_service_handle_alloc(void* ctx, int isRecv, ncclNetDeviceHandle_v12_t** handle) {
   struct ncclComm* comm = ctx;
-  const mkcclNetDevice_v1* d = comm->dp.netDevice;
+  const mkcclNetDevice_v1* d = comm->dp.net.device;
   *handle = NULL;
   if (!d) return ncclSuccess;
   ncclResult_t res = d->handleAlloc(isRecv, handle);
@@ -94,13 +94,13 @@ ncclResult_t netdev_service_handle_alloc(void* ctx, int isRecv, ncclNetDeviceHan
 
 int netdev_service_needs_proxy_progress(void* ctx, const ncclNetDeviceHandle_v12_t* handle) {
   struct ncclComm* comm = ctx;
-  const mkcclNetDevice_v1* d = comm->dp.netDevice;
+  const mkcclNetDevice_v1* d = comm->dp.net.device;
   return handle && d && d->needsProxyProgress(handle);
 }
 
 ncclResult_t netdev_service_handle_free(void* ctx, ncclNetDeviceHandle_v12_t* handle) {
   struct ncclComm* comm = ctx;
-  const mkcclNetDevice_v1* d = comm->dp.netDevice;
+  const mkcclNetDevice_v1* d = comm->dp.net.device;
   if (!handle) return ncclSuccess;
   return d ? d->handleFree(handle) : ncclSuccess;
 }

@@ -17,7 +17,7 @@
  * tuner) plan_tune_flat decides. */
 static int plan_alone_fits(const struct ncclComm* comm, const plan_task_t* t) {
   return plan_group_depth() == 0 && comm->cudaDev < 0 && t->kind == TASK_COLL && t->count > 0 &&
-         comm->dp.flatConnected && comm->dp.flatNoProxy && __atomic_load_n(&comm->profile.mask, __ATOMIC_RELAXED) == 0;
+         comm->dp.ch.flatConnected && comm->dp.ch.flatNoProxy && __atomic_load_n(&comm->profile.mask, __ATOMIC_RELAXED) == 0;
 }
 
 ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran) {
@@ -29,7 +29,7 @@ ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran) {
   mk_work_t w;
   plan_coll_work(comm, t, &w);
   comm->dp.aloneCount++;
-  ncclResult_t res = comm->dp.exec->run_here(comm->dp.execState, &w);
+  ncclResult_t res = comm->dp.exec.ops->run_here(comm->dp.exec.state, &w);
   if (res != ncclSuccess) {
     res = plan_exec_failed(comm, res);
     comm_async_error_set(comm, res);

@@ -55,7 +55,7 @@ ncclResult_t plan_graph_capture_ops(struct ncclComm* comm, plan_proxy_t* pp, voi
   /* Kept before the host node exists: a failed capture is freed at destroy. */
   g->next = comm->dp.graphOps;
   comm->dp.graphOps = g;
-  return comm->dp.exec->host_call(comm->dp.execState, stream, plan_graph_replay, g);
+  return comm->dp.exec.ops->host_call(comm->dp.exec.state, stream, plan_graph_replay, g);
 }
 
 void plan_graph_free_all(plan_graph_ops_t** list) {

@@ -28,16 +28,16 @@
  * rank's share: MKCCL_NET_CHANNEL_MIN_BYTES times the ranks), at most what
  * the communicator has. */
 static int plan_channels(struct ncclComm* comm, size_t bytes) {
-  int64_t per = comm->dp.channelMinBytes;
-  if (comm->dp.channelBytesPerRank) per *= comm->nRanks;
-  int64_t want = per > 0 ? (int64_t)(bytes / (size_t)per) : comm->dp.nChannels;
+  int64_t per = comm->dp.par.channelMinBytes;
+  if (comm->dp.par.channelBytesPerRank) per *= comm->nRanks;
+  int64_t want = per > 0 ? (int64_t)(bytes / (size_t)per) : comm->dp.ch.nChannels;
   if (want < 1) want = 1;
-  return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;
+  return want < comm->dp.ch.nChannels ? (int)want : comm->dp.ch.nChannels;
 }
 
 /* A host communicator of one: the result is the input (reduced with itself). */
 static ncclResult_t plan_local(struct ncclComm* comm, const plan_task_t* t) {
-  return comm->dp.exec->reduce_alone(comm->dp.execState, t->recvbuff, t->sendbuff, t->count, (int)t->type, t->op,
+  return comm->dp.exec.ops->reduce_alone(comm->dp.exec.state, t->recvbuff, t->sendbuff, t->count, (int)t->type, t->op,
                                      t->scalar, t->scalarPtr);
 }
 
@@ -46,7 +46,7 @@ static ncclResult_t plan_local(struct ncclComm* comm, const plan_task_t* t) {
 static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, uint64_t* sendSteps,
                             uint64_t* recvSteps) {
   int N = comm->nRanks;
-  channel_t* ch = &comm->dp.channels[w->channelLo];
+  channel_t* ch = &comm->dp.ch.channels[w->channelLo];
   int hop = 0;
   for (int i = 0; i < N; i++)
     if (ch->ring.userRanks[i] == w->root) hop = sched_mod(ch->ring.index - i, N);
@@ -57,7 +57,7 @@ static void plan_ring_steps(struct ncclComm* comm, const mk_work_t* w, int64_t n
 static ncclResult_t plan_ring_proxy(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, int chunkSteps,
                                     int sliceSteps, plan_proxy_t* pp) {
   for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
-    channel_t* ch = &comm->dp.channels[c];
+    channel_t* ch = &comm->dp.ch.channels[c];
     uint64_t sendSteps, recvSteps;
     plan_ring_steps(comm, w, nLoops, &sendSteps, &recvSteps);
     MK_CHECK(plan_proxy_add(pp, &ch->peers[ch->ring.next].send[MK_CONN_COLL], sendSteps, w, chunkSteps, sliceSteps));
@@ -72,7 +72,7 @@ static ncclResult_t plan_ring_proxy(struct ncclComm* comm, const mk_work_t* w, i
 static ncclResult_t plan_tree_proxy(struct ncclComm* comm, const mk_work_t* w, int64_t nLoops, int chunkSteps,
                                     int sliceSteps, plan_proxy_t* pp) {
   for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
-    channel_t* ch = &comm->dp.channels[c];
+    channel_t* ch = &comm->dp.ch.channels[c];
     channel_tree_t t;
     channel_tree_for(ch, comm->nRanks, w->coll, w->root, &t);
     int peers[1 + MK_TREE_ARITY] = {t.up};
@@ -100,7 +100,7 @@ static ncclResult_t plan_flat_proxy(struct ncclComm* comm, const mk_work_t* w, p
     steps = mk_flat_conn_steps(s.nLoops);
   }
   for (int c = w->channelLo; c < w->channelLo + w->nChannels; c++) {
-    channel_t* ch = &comm->dp.channels[c];
+    channel_t* ch = &comm->dp.ch.channels[c];
     for (int r = 0; r < comm->nRanks; r++) {
       if (r == comm->rank) continue;
       MK_CHECK(plan_proxy_add(pp, &ch->peers[r].send[MK_CONN_COLL], steps, w, 1, 1));
@@ -169,10 +169,10 @@ static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipe
   int N = comm->nRanks;
   MK_CHECK(plan_task_tune(comm, t, numPipeOps));
   MK_CHECK(channel_connect_algo(comm, t->choice.algo, t->coll, t->root));
-  if (t->choice.algo == MK_ALGO_FLAT && comm->cudaDev >= 0 && !comm->dp.flatLL) {
+  if (t->choice.algo == MK_ALGO_FLAT && comm->cudaDev >= 0 && !comm->dp.ch.flatLL) {
     /* Some pair has no LL lines (every rank learnt it when FLAT connected):
      * no GPU FLAT on this communicator, this call included. */
-    comm->dp.flatMaxBytes = 0;
+    comm->dp.par.flatMaxBytes = 0;
     t->tuned = 0;
     MK_CHECK(plan_task_tune(comm, t, numPipeOps));
     MK_CHECK(channel_connect_algo(comm, t->choice.algo, t->coll, t->root));
@@ -203,13 +203,13 @@ static int plan_channels_used(const mk_work_t* works, int n) {
 /* Items to the executor: host threads (complete on return) or GPU kernels
  * on the stream (queued on return; launched in FIFO-sized batches). */
 static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, int n, void* stream, int captured) {
-  if (comm->cudaDev < 0) return comm->dp.exec->launch(comm->dp.execState, works, n, comm->dp.nChannels, stream, captured);
-  int batch = comm->dp.workBatch;
+  if (comm->cudaDev < 0) return comm->dp.exec.ops->launch(comm->dp.exec.state, works, n, comm->dp.ch.nChannels, stream, captured);
+  int batch = comm->dp.par.workBatch;
   for (int i = 0; i < n; i += batch) {
     int m = n - i < batch ? n - i : batch;
     MK_INFO(NCCL_COLL, "Rank %d: launching %d item(s) (first: coll %d count %llu) on %d channel(s), stream %p",
             comm->rank, m, works[i].coll, (unsigned long long)works[i].count, plan_channels_used(works + i, m), stream);
-    MK_CHECK(comm->dp.exec->launch(comm->dp.execState, works + i, m, plan_channels_used(works + i, m), stream, captured));
+    MK_CHECK(comm->dp.exec.ops->launch(comm->dp.exec.state, works + i, m, plan_channels_used(works + i, m), stream, captured));
   }
   return ncclSuccess;
 }
@@ -231,8 +231,8 @@ static ncclResult_t plan_streams_join(struct ncclComm* comm, plan_task_list_t* t
     int seen = 0;
     for (plan_task_t* u = tasks->head; u != t && !seen; u = u->next) seen = u->stream == t->stream;
     if (seen) continue;
-    if (after) MK_CHECK(comm->dp.exec->stream_join(comm->dp.execState, t->stream, launch));
-    else MK_CHECK(comm->dp.exec->stream_join(comm->dp.execState, launch, t->stream));
+    if (after) MK_CHECK(comm->dp.exec.ops->stream_join(comm->dp.exec.state, t->stream, launch));
+    else MK_CHECK(comm->dp.exec.ops->stream_join(comm->dp.exec.state, launch, t->stream));
   }
   return ncclSuccess;
 }
@@ -248,13 +248,13 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   /* GPU: work in the comm's device context, and give the caller's back. */
   void* callerCtx = NULL;
   if (gpu) {
-    MK_CHECK(comm->dp.exec->ctx_save(&callerCtx));
-    MK_CHECK(comm->dp.exec->bind(comm));
+    MK_CHECK(comm->dp.exec.ops->ctx_save(&callerCtx));
+    MK_CHECK(comm->dp.exec.ops->bind(comm));
   }
   /* Captured into a CUDA graph: only the launches go into it; set-up below
    * runs now, in relaxed capture mode, on the executor's own stream. */
   int captureMode = -1;
-  int capturing = gpu && comm->dp.exec->capture_begin(stream, &captureMode);
+  int capturing = gpu && comm->dp.exec.ops->capture_begin(stream, &captureMode);
   pp.captured = capturing;
   /* Point-to-point first needs its connections. */
   MK_CHECK_GOTO(plan_p2p_connect(comm, tasks), res, out);
@@ -270,7 +270,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   int numPipeOps = plan_num_pipe_ops(tasks);
   for (plan_task_t* t = tasks->head; t; t = t->next) {
     if (t->kind != TASK_COLL || t->count == 0) continue;
-    if (gpu && ((t->recvbuff && !comm->dp.exec->pointer_ok(t->recvbuff)) || (t->sendbuff && !comm->dp.exec->pointer_ok(t->sendbuff)))) {
+    if (gpu && ((t->recvbuff && !comm->dp.exec.ops->pointer_ok(t->recvbuff)) || (t->sendbuff && !comm->dp.exec.ops->pointer_ok(t->sendbuff)))) {
       res = MK_FAIL(ncclInvalidArgument, "Rank %d: a GPU communicator needs device (or registered host) buffers",
                     comm->rank);
       goto out;
@@ -283,7 +283,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
      * unless a PreMulSum scalar has to be applied by the kernel. */
     if (comm->nRanks == 1 && !t->scalarPtr && plan_redop_is_identity(t->op, t->type, t->scalar)) {
       if (t->sendbuff != t->recvbuff)
-        MK_CHECK_GOTO(comm->dp.exec->copy(comm->dp.execState, t->recvbuff, t->sendbuff, t->count * host_type_size(t->type),
+        MK_CHECK_GOTO(comm->dp.exec.ops->copy(comm->dp.exec.state, t->recvbuff, t->sendbuff, t->count * host_type_size(t->type),
                                     stream), res, out);
       continue;
     }
@@ -295,7 +295,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   if (nWorks == 0) goto out;
   /* The device's copy of every connection, those planning just made (a
    * first tree, a new peer) included. */
-  if (gpu) MK_CHECK_GOTO(comm->dp.exec->sync_conns(comm->dp.execState, comm, stream, capturing), res, out);
+  if (gpu) MK_CHECK_GOTO(comm->dp.exec.ops->sync_conns(comm->dp.exec.state, comm, stream, capturing), res, out);
   /* Captured: the graph's host node posts the proxy ops at every replay. */
   if (capturing && pp.nOps > 0) MK_CHECK_GOTO(plan_graph_capture_ops(comm, &pp, stream), res, out);
   plan_proxy_post(&pp);
@@ -310,7 +310,7 @@ out:
   plan_profile_stop(comm, works, nWorks, pp.profGroup);
   plan_proxy_discard(&pp);
   if (works != local) free(works);
-  if (capturing) comm->dp.exec->capture_end(captureMode);
-  if (gpu) comm->dp.exec->ctx_restore(callerCtx);
+  if (capturing) comm->dp.exec.ops->capture_end(captureMode);
+  if (gpu) comm->dp.exec.ops->ctx_restore(callerCtx);
   return res;
 }

@@ -13,19 +13,19 @@
 #include "device/common/p2p_part.h"
 #include "exec/exec.h"
 #include "base/dtype.h"
-#include "plan/dp_net.h"
+#include "dp/dp_net.h"
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
 #include "plan/plan_steps.h"
 #include "transport/transport.h"
 
-static int plan_p2p_channels(struct ncclComm* comm) { return comm->dp.p2pChannels; }
+static int plan_p2p_channels(struct ncclComm* comm) { return comm->dp.par.p2pChannels; }
 
 static size_t task_bytes(const plan_task_t* t) { return t->count * host_type_size(t->type); }
 
 /* The point-to-point connector a send or recv task uses on channel c. */
 static connector_t* p2p_task_conn(struct ncclComm* comm, const plan_task_t* t, int c) {
-  channel_peer_t* p = &comm->dp.channels[c].peers[t->peer];
+  channel_peer_t* p = &comm->dp.ch.channels[c].peers[t->peer];
   return t->kind == TASK_SEND ? &p->send[MK_CONN_P2P] : &p->recv[MK_CONN_P2P];
 }
 
@@ -92,7 +92,7 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
     return ncclSuccess;
   }
   int N = comm->nRanks, me = comm->rank, nch = plan_p2p_channels(comm), n = 0;
-  int64_t chunk = comm->dp.buffSize / MKCCL_STEPS; /* p2p chunks are one step */
+  int64_t chunk = comm->dp.ch.buffSize / MKCCL_STEPS; /* p2p chunks are one step */
   for (int d = 0; d < N; d++) {
     int sendPeer = (me + d) % N, recvPeer = (me - d + N) % N;
     plan_task_t *s = next_task(tasks, NULL, TASK_SEND, sendPeer), *r = next_task(tasks, NULL, TASK_RECV, recvPeer);
@@ -101,7 +101,7 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
         return MK_FAIL(ncclInvalidUsage, "Rank %d: send to self and recv from self do not match", me);
       if (d == 0) { /* to myself: the executor's copy (on a GPU the stream's copy engine, as a one-rank collective) */
         if (task_bytes(s) && s->sendbuff != r->recvbuff)
-          MK_CHECK(comm->dp.exec->copy(comm->dp.execState, r->recvbuff, s->sendbuff, task_bytes(s), s->stream));
+          MK_CHECK(comm->dp.exec.ops->copy(comm->dp.exec.state, r->recvbuff, s->sendbuff, task_bytes(s), s->stream));
       } else {
         mk_work_t* w = &works[n++];
         memset(w, 0, sizeof(*w));
@@ -120,8 +120,8 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
         w->recvbuff = r ? r->recvbuff : NULL;
         plan_profile_p2p_start(comm, pp->profGroup, s, r, w);
         for (int c = 0; c < nch; c++) {
-          channel_peer_t* sp = &comm->dp.channels[c].peers[sendPeer];
-          channel_peer_t* rp = &comm->dp.channels[c].peers[recvPeer];
+          channel_peer_t* sp = &comm->dp.ch.channels[c].peers[sendPeer];
+          channel_peer_t* rp = &comm->dp.ch.channels[c].peers[recvPeer];
           if (s) MK_CHECK(plan_proxy_add(pp, &sp->send[MK_CONN_P2P], p2p_channel_steps(w->sendBytes, nch, c, chunk), w, 1, 1));
           if (r) MK_CHECK(plan_proxy_add(pp, &rp->recv[MK_CONN_P2P], p2p_channel_steps(w->recvBytes, nch, c, chunk), w, 1, 1));
         }

@@ -12,7 +12,7 @@ ncclResult_t plan_simulate(struct ncclComm* comm, const plan_task_list_t* tasks,
   for (const plan_task_t* t = tasks->head; t; t = t->next) {
     if (t->kind != TASK_COLL || t->count == 0 || comm->nRanks == 1) continue;
     plan_choice_t c;
-    MK_CHECK(plan_tune_coll(comm, t, nColl, comm->dp.nChannels, &c));
+    MK_CHECK(plan_tune_coll(comm, t, nColl, comm->dp.ch.nChannels, &c));
     /* FLAT and the GPU's LL rule have no model time: the model's own pick's
      * (an upper bound: each runs only where it measured faster). */
     if (c.predictedUs < 0) MK_CHECK(plan_tune_predict(comm, t, nColl, &c.predictedUs));

@@ -18,12 +18,12 @@
 
 /* What the executors run: both run rings in Simple and trees (AllReduce,
  * Broadcast, Reduce) in Simple; the GPU one also rings in LL where every
- * ring connection has LL lines (dp.ringLL: P2P so far). */
+ * ring connection has LL lines (dp.ch.ringLL: P2P so far). */
 static void plan_tune_supported(const struct ncclComm* comm, int coll,
                                 int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
   supported[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
-  if (comm->cudaDev >= 0 && comm->dp.ringLL) supported[NCCL_ALGO_RING][NCCL_PROTO_LL] = 1;
+  if (comm->cudaDev >= 0 && comm->dp.ch.ringLL) supported[NCCL_ALGO_RING][NCCL_PROTO_LL] = 1;
   if (coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE)
     supported[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
 }
@@ -45,10 +45,10 @@ static int64_t plan_chunk_clamp(size_t want, int64_t max, size_t typeSize) {
 /* What a chunk of `algo` and `proto` holds: its steps of the connection
  * buffer (LL: the data half of one step's lines). */
 static int64_t plan_chunk_max(const struct ncclComm* comm, int coll, int algo, int proto) {
-  if (proto == MK_PROTO_LL) return comm->dp.llBuffSize / MKCCL_STEPS / 2;
+  if (proto == MK_PROTO_LL) return comm->dp.ch.llBuffSize / MKCCL_STEPS / 2;
   int chunkSteps, sliceSteps;
   mk_coll_shape(coll, algo, &chunkSteps, &sliceSteps);
-  return (int64_t)chunkSteps * (comm->dp.buffSize / MKCCL_STEPS);
+  return (int64_t)chunkSteps * (comm->dp.ch.buffSize / MKCCL_STEPS);
 }
 
 /* The tuner is offered the ring's chunk (the planner's default); the answer
@@ -59,7 +59,7 @@ static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t byt
   plan_tune_supported(comm, coll, supported);
   int func = tune_func_of_mk_coll(coll);
   if (func < 0) return MK_FAIL(ncclInternalError, "plan: collective %d has no tuner function", coll);
-  tune_request_t req = {func, bytes, comm->dp.nChannels, numPipeOps, 0,
+  tune_request_t req = {func, bytes, comm->dp.ch.nChannels, numPipeOps, 0,
                         (size_t)plan_chunk_max(comm, coll, MK_ALGO_RING, MK_PROTO_SIMPLE), (const int(*)[NCCL_NUM_PROTOCOLS])supported};
   MK_CHECK(tune_decide_request(comm->tune, &req, c));
   MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo %s proto %s, predicted %.1f us (rank %d, opCount %llu)",
@@ -72,25 +72,25 @@ static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t byt
  * or the tree's 2 log N, which is what latency is made of when ranks share
  * cores. No NCCL algorithm, so neither the model nor a tuner plugin can
  * weigh it: it is left out whenever a tuner plugin, NCCL_ALGO or NCCL_PROTO
- * decides (dp.flatMaxBytes is 0 then). */
+ * decides (dp.par.flatMaxBytes is 0 then). */
 static int plan_flat_fits(struct ncclComm* comm, const plan_task_t* t) {
   size_t bytes = t->count * host_type_size(t->type);
   /* GPUs: one step of LL lines (half of them data), and only where every
    * pair has lines (channel_connect_flat agrees on it when it connects). */
-  size_t step = comm->cudaDev >= 0 ? (size_t)(comm->dp.llBuffSize / MKCCL_STEPS / 2)
-                                   : (size_t)(comm->dp.buffSize / MKCCL_STEPS);
+  size_t step = comm->cudaDev >= 0 ? (size_t)(comm->dp.ch.llBuffSize / MKCCL_STEPS / 2)
+                                   : (size_t)(comm->dp.ch.buffSize / MKCCL_STEPS);
   return t->coll == MK_COLL_ALLREDUCE && comm->nRanks >= 2 && comm->nRanks <= MK_FLAT_MAX_RANKS &&
-         (int64_t)bytes <= comm->dp.flatMaxBytes && bytes <= step && !tune_ctx_tuner(comm->tune) &&
-         (comm->cudaDev < 0 || !comm->dp.flatConnected || comm->dp.flatLL);
+         (int64_t)bytes <= comm->dp.par.flatMaxBytes && bytes <= step && !tune_ctx_tuner(comm->tune) &&
+         (comm->cudaDev < 0 || !comm->dp.ch.flatConnected || comm->dp.ch.flatLL);
 }
 
 /* LL on GPU rings: each channel moves one step of lines per hop, so small
  * collectives spread over channels of MKCCL_GPU_LL_CHANNEL_BYTES each. */
 static int plan_ll_channels(const struct ncclComm* comm, size_t bytes) {
-  int64_t per = comm->dp.gpuLLChannelBytes > 0 ? comm->dp.gpuLLChannelBytes : (int64_t)bytes + 1;
+  int64_t per = comm->dp.par.gpuLLChannelBytes > 0 ? comm->dp.par.gpuLLChannelBytes : (int64_t)bytes + 1;
   int64_t want = ((int64_t)bytes + per - 1) / per;
   if (want < 1) want = 1;
-  return want < comm->dp.nChannels ? (int)want : comm->dp.nChannels;
+  return want < comm->dp.ch.nChannels ? (int)want : comm->dp.ch.nChannels;
 }
 
 /* Up to MKCCL_GPU_LL_MAX_BYTES a GPU ring runs LL (measured on 2 H100s,
@@ -99,7 +99,7 @@ static int plan_ll_channels(const struct ncclComm* comm, size_t bytes) {
  * tuner plugin, NCCL_ALGO or NCCL_PROTO decides; gpuLLMaxBytes is 0 then,
  * and on host ranks and rings without LL lines (dp_read_plan_params). */
 static int plan_gpu_ll_fits(struct ncclComm* comm, size_t bytes) {
-  return (int64_t)bytes <= comm->dp.gpuLLMaxBytes && !tune_ctx_tuner(comm->tune);
+  return (int64_t)bytes <= comm->dp.par.gpuLLMaxBytes && !tune_ctx_tuner(comm->tune);
 }
 
 /* A chain moves each chunk one hop at a time: a tree's levels (up and down
@@ -133,28 +133,28 @@ static int64_t plan_chain_chunk(const struct ncclComm* comm, const plan_task_t* 
  * FLAT connections channel_connect_flat makes). */
 static int plan_net_flat_fits(struct ncclComm* comm, const plan_task_t* t) {
   size_t bytes = t->count * host_type_size(t->type);
-  int maxRanks = comm->dp.netFlatMaxRanks < MK_FLAT_MAX_RANKS ? comm->dp.netFlatMaxRanks : MK_FLAT_MAX_RANKS;
+  int maxRanks = comm->dp.par.netFlatMaxRanks < MK_FLAT_MAX_RANKS ? comm->dp.par.netFlatMaxRanks : MK_FLAT_MAX_RANKS;
   return t->coll == MK_COLL_ALLREDUCE && comm->cudaDev < 0 && comm->nRanks >= 3 && comm->nRanks <= maxRanks &&
-         (int64_t)bytes <= comm->dp.netFlatMaxBytes && comm->dp.netFlatChunk > 0 && !tune_ctx_tuner(comm->tune);
+         (int64_t)bytes <= comm->dp.par.netFlatMaxBytes && comm->dp.par.netFlatChunk > 0 && !tune_ctx_tuner(comm->tune);
 }
 
 int plan_tune_flat(struct ncclComm* comm, const plan_task_t* t, plan_choice_t* out) {
   if (!plan_flat_fits(comm, t)) {
     if (!plan_net_flat_fits(comm, t)) return 0;
-    int64_t step = comm->dp.buffSize / MKCCL_STEPS;
-    int64_t chunk = comm->dp.netFlatChunk < step ? comm->dp.netFlatChunk : step;
+    int64_t step = comm->dp.ch.buffSize / MKCCL_STEPS;
+    int64_t chunk = comm->dp.par.netFlatChunk < step ? comm->dp.par.netFlatChunk : step;
     size_t ts = host_type_size(t->type);
     *out = (plan_choice_t){MK_ALGO_FLAT, MK_PROTO_SIMPLE, 1, plan_chunk_clamp((size_t)chunk, step, ts), -1.0f};
     MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat (%s, chunk %lld) proto simple (MKCCL_NET_FLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
             t->count * ts, mk_flat_direct((int64_t)(t->count * ts), out->chunkBytes) ? "direct" : "one step",
-            (long long)out->chunkBytes, (long long)comm->dp.netFlatMaxBytes, comm->rank,
+            (long long)out->chunkBytes, (long long)comm->dp.par.netFlatMaxBytes, comm->rank,
             (unsigned long long)comm->dp.opCount);
     return 1;
   }
   int gpu = comm->cudaDev >= 0;
-  *out = (plan_choice_t){MK_ALGO_FLAT, gpu ? MK_PROTO_LL : MK_PROTO_SIMPLE, 1, comm->dp.buffSize / MKCCL_STEPS, -1.0f};
+  *out = (plan_choice_t){MK_ALGO_FLAT, gpu ? MK_PROTO_LL : MK_PROTO_SIMPLE, 1, comm->dp.ch.buffSize / MKCCL_STEPS, -1.0f};
   MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat proto %s (MKCCL_%sFLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
-          t->count * host_type_size(t->type), gpu ? "ll" : "simple", gpu ? "GPU_" : "", (long long)comm->dp.flatMaxBytes,
+          t->count * host_type_size(t->type), gpu ? "ll" : "simple", gpu ? "GPU_" : "", (long long)comm->dp.par.flatMaxBytes,
           comm->rank, (unsigned long long)comm->dp.opCount);
   return 1;
 }
@@ -168,7 +168,7 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int num
     *out = (plan_choice_t){MK_ALGO_RING, MK_PROTO_LL, plan_ll_channels(comm, bytes),
                            plan_chunk_clamp((size_t)chunk, chunk, host_type_size(t->type)), -1.0f};
     MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo ring proto ll, %d channel(s) (MKCCL_GPU_LL_MAX_BYTES %lld; rank %d, opCount %llu)",
-            tune_func_name(tune_func_of_mk_coll(t->coll)), bytes, out->nChannels, (long long)comm->dp.gpuLLMaxBytes,
+            tune_func_name(tune_func_of_mk_coll(t->coll)), bytes, out->nChannels, (long long)comm->dp.par.gpuLLMaxBytes,
             comm->rank, (unsigned long long)comm->dp.opCount);
     return ncclSuccess;
   }
@@ -180,7 +180,7 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int num
                    : comm->cudaDev >= 0 && c.proto == MK_PROTO_LL ? plan_ll_channels(comm, bytes)
                                                                   : defaultChannels;
   if (out->nChannels < 1) out->nChannels = 1;
-  if (out->nChannels > comm->dp.nChannels) out->nChannels = comm->dp.nChannels;
+  if (out->nChannels > comm->dp.ch.nChannels) out->nChannels = comm->dp.ch.nChannels;
   int64_t chunk = plan_chunk_clamp(c.chunkSize, plan_chunk_max(comm, t->coll, c.algo, c.proto), host_type_size(t->type));
   /* A tuner plugin's chunk is its own business. */
   if (c.proto == MK_PROTO_SIMPLE && !tune_ctx_tuner(comm->tune)) chunk = plan_chain_chunk(comm, t, out, chunk);

@@ -35,6 +35,15 @@ void transport_services_gpu_release(struct ncclComm* comm);
 ncclResult_t transport_set_init(struct ncclComm* comm, transport_set_t* set);
 void transport_set_fini(transport_set_t* set);
 
+/* The transport that connects self to peer: the first enabled one, in
+ * priority order, whose canConnect says so; *out NULL when none can. */
+ncclResult_t transport_pick(const transport_set_t* set, const mkcclPeer_v1* self, const mkcclPeer_v1* peer,
+                            const transport_entry_t** out);
+/* Whether the transport's connections are progressed by the proxy thread
+ * (their data goes through a net plugin or another agent, not straight
+ * between the executors). */
+int transport_entry_uses_proxy(const transport_entry_t* e);
+
 /* A description of a connector to connect. */
 typedef struct {
   connector_t* conn;

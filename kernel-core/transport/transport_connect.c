@@ -35,12 +35,10 @@ static int conn_pending_cmp(const void* a, const void* b, void* arg) {
   return conn_link_src(x, me) - conn_link_src(y, me);
 }
 
-static ncclResult_t conn_pick(struct ncclComm* comm, const transport_conn_req_t* r, const transport_entry_t** out) {
-  dp_state_t* dp = &comm->dp;
-  const mkcclPeer_v1* self = &dp->peers[comm->rank];
-  const mkcclPeer_v1* peer = &dp->peers[r->peer];
-  for (int i = 0; i < dp->transports.n; i++) {
-    const transport_entry_t* e = &dp->transports.entries[i];
+ncclResult_t transport_pick(const transport_set_t* set, const mkcclPeer_v1* self, const mkcclPeer_v1* peer,
+                            const transport_entry_t** out) {
+  for (int i = 0; i < set->n; i++) {
+    const transport_entry_t* e = &set->entries[i];
     if (e->disabled) continue;
     int ok = 0;
     MK_CHECK(e->t->canConnect(e->tctx, self, peer, &ok));
@@ -49,6 +47,18 @@ static ncclResult_t conn_pick(struct ncclComm* comm, const transport_conn_req_t*
       return ncclSuccess;
     }
   }
+  *out = NULL;
+  return ncclSuccess;
+}
+
+int transport_entry_uses_proxy(const transport_entry_t* e) {
+  return e->t->send.proxyProgress != NULL || e->t->recv.proxyProgress != NULL;
+}
+
+static ncclResult_t conn_pick(struct ncclComm* comm, const transport_conn_req_t* r, const transport_entry_t** out) {
+  dp_state_t* dp = &comm->dp;
+  MK_CHECK(transport_pick(&dp->tr.set, &dp->tr.peers[comm->rank], &dp->tr.peers[r->peer], out));
+  if (*out) return ncclSuccess;
   return MK_FAIL(ncclSystemError, "No transport can connect rank %d to rank %d (channel %d): all disabled or unable",
                  comm->rank, r->peer, r->channelId);
 }
@@ -62,17 +72,17 @@ static ncclResult_t conn_setup(struct ncclComm* comm, conn_pending_t* p) {
   MK_CHECK(conn_pick(comm, r, &p->transport));
   mkcclConnSetup_v1 args;
   memset(&args, 0, sizeof(args));
-  args.self = &comm->dp.peers[comm->rank];
-  args.peer = &comm->dp.peers[r->peer];
+  args.self = &comm->dp.tr.peers[comm->rank];
+  args.peer = &comm->dp.tr.peers[r->peer];
   args.channelId = r->channelId;
   args.connIndex = r->connIndex;
   args.deviceMem = comm->cudaDev >= 0;
-  args.buffSizes[MKCCL_PROTO_SIMPLE] = comm->dp.buffSize;
+  args.buffSizes[MKCCL_PROTO_SIMPLE] = comm->dp.ch.buffSize;
   /* LL lines only where the executors use them: GPU ring connections, and a
    * host rank's collective connections (one line a step, for small FLAT
    * AllReduces; transport-shm gives them, the others do not). */
   if (r->connIndex == MK_CONN_COLL)
-    args.buffSizes[MKCCL_PROTO_LL] = comm->cudaDev >= 0 ? (int)comm->dp.llBuffSize : MK_HOST_LL_BYTES;
+    args.buffSizes[MKCCL_PROTO_LL] = comm->cudaDev >= 0 ? (int)comm->dp.ch.llBuffSize : MK_HOST_LL_BYTES;
   void* conn = NULL;
   ncclResult_t res = conn_side(p->transport, r->isSend)->setup(p->transport->tctx, &args, p->info, &conn);
   if (res != ncclSuccess)
@@ -176,7 +186,7 @@ ncclResult_t transport_connect(struct ncclComm* comm, transport_conn_req_t* reqs
   MK_CHECK_GOTO(conn_exchange(comm, ps, n), res, fail);
   MK_CHECK_GOTO(conn_connect_all(comm, ps, n), res, fail);
   MK_CHECK_GOTO(conn_proxy_start(comm, ps, n), res, fail);
-  comm->dp.connGen++;
+  comm->dp.ch.connGen++;
   free(ps);
   return ncclSuccess;
 fail:

@@ -39,8 +39,8 @@ static ncclResult_t services_device_free(void* ctx, void* ptr) {
 
 static const void* services_net(void* ctx, void** netContext) {
   struct ncclComm* comm = ctx;
-  if (netContext) *netContext = comm->dp.netContext;
-  return comm->dp.net;
+  if (netContext) *netContext = comm->dp.net.context;
+  return comm->dp.net.api;
 }
 
 ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServices_v1* s) {

@@ -116,18 +116,18 @@ static ncclResult_t gpu_peer_access(void* ctx, const mkcclPeer_v1* peer, int* ca
   }
   int ok = 0;
   CU_CHECK(d->device_can_access_peer(&ok, comm->cudaDev, peerDev));
-  if (ok && peer->pidHash == comm->dp.peers[comm->rank].pidHash) {
+  if (ok && peer->pidHash == comm->dp.tr.peers[comm->rank].pidHash) {
     /* Same process: direct pointers, which need peer access enabled. The
      * peer's primary context stays retained until this comm ends: released
      * now, it could drop to no holder (the peer's rank may not have bound
      * it yet) and be destroyed, taking the peer mapping with it, and the
      * context the peer's rank then creates would not be mapped here. */
-    int held = peerDev >= 0 && peerDev < 64 && (comm->dp.gpuPeerCtxHeld >> peerDev & 1);
+    int held = peerDev >= 0 && peerDev < 64 && (comm->dp.exec.gpuPeerCtxHeld >> peerDev & 1);
     cu_context_t peerCtx;
     CU_CHECK(g->primary_ctx_retain(&peerCtx, peerDev));
     cu_result_t r = g->ctx_enable_peer_access(peerCtx, 0);
     if (held || peerDev < 0 || peerDev >= 64) g->primary_ctx_release(peerDev);
-    else comm->dp.gpuPeerCtxHeld |= 1ull << peerDev;
+    else comm->dp.exec.gpuPeerCtxHeld |= 1ull << peerDev;
     if (r != CUDA_DRV_SUCCESS && r != CUDA_DRV_ERROR_PEER_ACCESS_ALREADY_ENABLED)
       return CU_FAIL("cuCtxEnablePeerAccess", r);
   }
@@ -158,8 +158,8 @@ static ncclResult_t gpu_host_unregister(void* ctx, void* ptr) {
 void transport_services_gpu_release(struct ncclComm* comm) {
   const cuda_gpu_t* g = cuda_gpu();
   for (int d = 0; g && d < 64; d++)
-    if (comm->dp.gpuPeerCtxHeld >> d & 1) g->primary_ctx_release(d);
-  comm->dp.gpuPeerCtxHeld = 0;
+    if (comm->dp.exec.gpuPeerCtxHeld >> d & 1) g->primary_ctx_release(d);
+  comm->dp.exec.gpuPeerCtxHeld = 0;
 }
 
 ncclResult_t transport_services_gpu_fill(struct ncclComm* comm, mkcclTransportServices_v1* s) {

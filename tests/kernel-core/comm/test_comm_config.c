@@ -149,7 +149,7 @@ static int channels_with(int rank, int n, int minCTAs, int maxCTAs) {
   ranks_unique_id(rank, &id);
   ncclComm_t comm = NULL;
   CHECK_NCCL(ncclCommInitRankConfig(&comm, n, id, rank, &cfg));
-  int channels = comm->dp.nChannels;
+  int channels = comm->dp.ch.nChannels;
   enum { COUNT = 1 << 16 };
   int* buf = malloc(COUNT * sizeof(int));
   CHECK(buf);

@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "comm/comm.h"
-#include "plan/dp_net.h"
+#include "dp/dp_net.h"
 #include "plugin/net.h"
 
 static int calls;
@@ -56,8 +56,8 @@ int main(void) {
     CHECK_EQ_INT(dp_net_hint(comm, &net, &ctx), ncclInternalError);
     answer = ncclSuccess;
     /* Point-to-point connections: no hint, then the communicator's again. */
-    comm->dp.netPlugin = (struct plugin_net*)&net;
-    comm->dp.netContext = &ctx;
+    comm->dp.net.plugin = (struct plugin_net*)&net;
+    comm->dp.net.context = &ctx;
     calls = 0;
     CHECK_EQ_INT(dp_net_p2p_begin(comm), ncclSuccess);
     CHECK_EQ_INT(calls, 1);
@@ -67,15 +67,15 @@ int main(void) {
     CHECK_EQ_INT(calls, 2);
     CHECK_EQ_INT(seen.sendCommAttr.maxFlowsPerPeer, flows);
     CHECK_EQ_INT(seen.recvCommAttr.maxFlowsPerPeer, flows);
-    comm->dp.netPlugin = NULL;
+    comm->dp.net.plugin = NULL;
     calls = 0;
   } else {
-    comm->dp.netPlugin = (struct plugin_net*)&net;
-    comm->dp.netContext = &ctx;
+    comm->dp.net.plugin = (struct plugin_net*)&net;
+    comm->dp.net.context = &ctx;
     CHECK_EQ_INT(dp_net_p2p_begin(comm), ncclSuccess);
     CHECK_EQ_INT(dp_net_p2p_end(comm), ncclSuccess);
     CHECK_EQ_INT(calls, 0); /* no hint to take back */
-    comm->dp.netPlugin = NULL;
+    comm->dp.net.plugin = NULL;
     CHECK_EQ_INT(calls, 0);
   }
   /* GPU communicators keep the plugin's layout: their proxy thread alone

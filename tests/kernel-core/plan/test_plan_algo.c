@@ -88,7 +88,7 @@ static long same_on_both(ncclComm_t ring, ncclComm_t other, const coll_case_t* c
    * within their rounding alone. */
   CHECK_MSG(!coll_case_exact(&a) || memcmp(a.r, b.r, a.outCnt * a.ts) == 0,
             "rank %d: type %d op %d count %zu in place %d: ring and %s differ", rank, c->type, c->op, c->count,
-            c->inPlace, other->dp.flatMaxBytes ? "flat" : "tree");
+            c->inPlace, other->dp.par.flatMaxBytes ? "flat" : "tree");
   return coll_case_check(&a) + coll_case_check(&b);
 }
 
@@ -115,7 +115,7 @@ static void check_flat_order(ncclComm_t flat, int rank, int n) {
    * call ran at once; over NET it took the general path. */
   const char* shmOff = getenv("NCCL_SHM_DISABLE");
   int overShm = !(shmOff && atoi(shmOff) == 1);
-  CHECK_MSG(flat->dp.flatNoProxy == overShm, "FLAT connections %s the proxy", overShm ? "need" : "do not need");
+  CHECK_MSG(flat->dp.ch.flatNoProxy == overShm, "FLAT connections %s the proxy", overShm ? "need" : "do not need");
   CHECK(flat->dp.aloneCount == aloneBefore + (uint64_t)overShm);
   int orderMatters = 0;
   for (size_t i = 0; i < COUNT; i++) {
@@ -204,9 +204,9 @@ static void check_flat_bound(int n, int rank, int id, int settingsOff) {
 static void check_shm_hop(ncclComm_t hop, ncclComm_t constants, int n) {
   const char* shmOff = getenv("NCCL_SHM_DISABLE");
   int cores = !(shmOff && atoi(shmOff) == 1) && comm_peer_host_ranks(hop, hop->rank) <= hop->peerInfo[hop->rank].cpus;
-  CHECK_MSG(hop->dp.hostShmCores == cores && constants->dp.hostShmCores == cores,
+  CHECK_MSG(hop->dp.par.hostShmCores == cores && constants->dp.par.hostShmCores == cores,
             "%d ranks: one host over SHM with a CPU each is %d, the communicators say %d and %d", n, cores,
-            hop->dp.hostShmCores, constants->dp.hostShmCores);
+            hop->dp.par.hostShmCores, constants->dp.par.hostShmCores);
   const size_t sizes[] = {8, 256 << 10};
   for (int i = 0; i < 2; i++) {
     int got, constant, proto;
@@ -277,7 +277,7 @@ static long check_net_direct(ncclComm_t ring, int rank, int n) {
             (unsigned long long)(direct->dp.algoCount[MK_ALGO_FLAT] - flat0), runs);
   CHECK(direct->dp.algoCount[MK_ALGO_RING] == 0 && direct->dp.algoCount[MK_ALGO_TREE] == 0);
   /* Above MKCCL_NET_FLAT_MAX_BYTES: the ring. */
-  size_t big = ((size_t)direct->dp.netFlatMaxBytes + 4096) / sizeof(float);
+  size_t big = ((size_t)direct->dp.par.netFlatMaxBytes + 4096) / sizeof(float);
   float* buf = malloc(big * sizeof(float));
   CHECK(buf);
   for (size_t i = 0; i < big; i++) buf[i] = (float)(i % 7);

@@ -6,7 +6,7 @@
  * many a GPU point-to-point transfer takes (dp_gpu_p2p_channels_for), and
  * the connection buffer's size (dp_host_buffsize_for). */
 #include "check.h"
-#include "plan/dp.h"
+#include "dp/dp.h"
 
 int main(void) {
   /* 32 CPUs: 2 ranks 8 channels, 4 ranks 4 (not 8: 32 spinning threads). */

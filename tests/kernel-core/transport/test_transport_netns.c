@@ -30,9 +30,9 @@ typedef struct {
  * namespace and net across; returns how many were checked. */
 static int check_transports(ncclComm_t comm) {
   int checked = 0;
-  for (int c = 0; c < comm->dp.nChannels; c++)
+  for (int c = 0; c < comm->dp.ch.nChannels; c++)
     for (int peer = 0; peer < comm->nRanks; peer++) {
-      channel_peer_t* p = &comm->dp.channels[c].peers[peer];
+      channel_peer_t* p = &comm->dp.ch.channels[c].peers[peer];
       connector_t* conns[2] = {&p->send[MK_CONN_COLL], &p->recv[MK_CONN_COLL]};
       for (int k = 0; k < 2; k++) {
         if (!conns[k]->connected) continue;
@@ -61,7 +61,7 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_MSG((comm->peerInfo[r].hostHash == comm->peerInfo[rank].hostHash) == (r / 2 == rank / 2),
               "rank %d: host hash of rank %d", rank, r);
   /* The ring: one shm hop and one net hop out of each namespace. */
-  CHECK_EQ_INT(check_transports(comm), 2 * comm->dp.nChannels);
+  CHECK_EQ_INT(check_transports(comm), 2 * comm->dp.ch.nChannels);
 
   long wrong = coll_matrix_run(comm, rank, n, 1, &coll_mem_host, NULL);
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements", rank, wrong);
@@ -80,8 +80,8 @@ static int rank_main(int rank, int n, void* arg) {
         wrong += coll_case_check(&run);
       }
   CHECK_MSG(wrong == 0, "rank %d: %ld wrong elements on trees", rank, wrong);
-  CHECK(tree->dp.treesConnected && tree->dp.algoCount[MK_ALGO_TREE] > 0 && tree->dp.algoCount[MK_ALGO_RING] == 0);
-  CHECK(check_transports(tree) > 2 * tree->dp.nChannels); /* the tree added connections */
+  CHECK(tree->dp.ch.treesConnected && tree->dp.algoCount[MK_ALGO_TREE] > 0 && tree->dp.algoCount[MK_ALGO_RING] == 0);
+  CHECK(check_transports(tree) > 2 * tree->dp.ch.nChannels); /* the tree added connections */
   CHECK_NCCL(ncclCommDestroy(tree));
   CHECK_NCCL(ncclCommDestroy(comm));
   return 0;

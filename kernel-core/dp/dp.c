@@ -9,18 +9,18 @@
 #include "comm/comm.h"
 #include "exec/exec.h"
 #include "netdev/netdev.h"
-#include "plan/dp.h"
+#include "dp/dp.h"
 #include "plan/plan_graph.h"
-#include "plan/dp_net.h"
+#include "dp/dp_net.h"
 #include "plan/plan_tune.h"
 
 static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  dp->peers = calloc((size_t)comm->nRanks, sizeof(mkcclPeer_v1));
-  if (!dp->peers) return MK_FAIL(ncclSystemError, "out of memory for %d peers", comm->nRanks);
+  dp->tr.peers = calloc((size_t)comm->nRanks, sizeof(mkcclPeer_v1));
+  if (!dp->tr.peers) return MK_FAIL(ncclSystemError, "out of memory for %d peers", comm->nRanks);
   for (int r = 0; r < comm->nRanks; r++) {
     const comm_peer_info_t* pi = &comm->peerInfo[r];
-    mkcclPeer_v1* p = &dp->peers[r];
+    mkcclPeer_v1* p = &dp->tr.peers[r];
     p->rank = r;
     p->hostHash = pi->hostHash;
     p->pidHash = pi->pidHash;
@@ -51,13 +51,21 @@ static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
   return 64;
 }
 
-/* Whether host rings cross the network: several hosts, or shared memory
- * switched off. Decided from what every rank knows alike, so all ranks
- * size their channels the same. */
+/* Whether host rings cross the network: several hosts, or ranks of one
+ * host joined by a transport the proxy progresses (no transport moves
+ * their data directly: shared memory switched off or not loaded). Decided
+ * from what every rank knows alike (the same transports and switches, the
+ * next rank on the same host), so all ranks size their channels the same. */
 static int dp_host_net(const struct ncclComm* comm) {
-  int64_t shmOff = 0; /* declared by transport-shm, where the manifest loads it */
-  return comm->cudaDev < 0 &&
-         (comm->nNodes > 1 || (param_int_lookup("NCCL_SHM_DISABLE", &shmOff) == 0 && shmOff == 1));
+  if (comm->cudaDev >= 0) return 0;
+  if (comm->nNodes > 1) return 1;
+  if (comm->nRanks < 2 || !comm->dp.tr.ready) return 0;
+  const transport_entry_t* e = NULL;
+  const dp_state_t* dp = &comm->dp;
+  if (transport_pick(&dp->tr.set, &dp->tr.peers[comm->rank], &dp->tr.peers[(comm->rank + 1) % comm->nRanks], &e) !=
+      ncclSuccess)
+    return 0;
+  return e && transport_entry_uses_proxy(e);
 }
 
 /* Over the network, the executors move the data themselves where the net
@@ -140,43 +148,43 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
   int gpu = comm->cudaDev >= 0, hostNet = dp_host_net(comm);
   param_id_t p2pId = gpu ? PARAM_ID_MKCCL_GPU_P2P_NCHANNELS : PARAM_ID_MKCCL_P2P_NCHANNELS;
-  dp->p2pChannels = dp_p2p_channels_for(param_core_int(p2pId), param_core_source(p2pId, NULL) != PARAM_FROM_DEFAULT, gpu,
-                                        hostNet, comm->nRanks, dp->nChannels);
+  dp->par.p2pChannels = dp_p2p_channels_for(param_core_int(p2pId), param_core_source(p2pId, NULL) != PARAM_FROM_DEFAULT, gpu,
+                                        hostNet, comm->nRanks, dp->ch.nChannels);
   /* Host rings over sockets count a channel's bytes per rank (what one ring
    * step moves). With helper threads they want big steps, so 256 KB: a 1
    * MB AllReduce of 4 ranks runs fastest on one channel. Moved by the
    * executors, 64 KB, so a 1 MB AllReduce of 4 ranks spreads over every
    * channel (docs/perf/host-net.md). */
-  dp->channelMinBytes = gpu       ? param_MKCCL_GPU_CHANNEL_MIN_BYTES()
+  dp->par.channelMinBytes = gpu       ? param_MKCCL_GPU_CHANNEL_MIN_BYTES()
                         : hostNet ? param_MKCCL_NET_CHANNEL_MIN_BYTES()
                                   : param_MKCCL_CHANNEL_MIN_BYTES();
-  if (!gpu && hostNet && dp->channelMinBytes == 0)
-    dp->channelMinBytes = dp_host_mode(comm) == DP_HOST_NET_EXECUTORS ? 65536 : 262144;
-  dp->channelBytesPerRank = !gpu && hostNet;
-  dp->gpuLLChannelBytes = param_MKCCL_GPU_LL_CHANNEL_BYTES();
+  if (!gpu && hostNet && dp->par.channelMinBytes == 0)
+    dp->par.channelMinBytes = dp_host_mode(comm) == DP_HOST_NET_EXECUTORS ? 65536 : 262144;
+  dp->par.channelBytesPerRank = !gpu && hostNet;
+  dp->par.gpuLLChannelBytes = param_MKCCL_GPU_LL_CHANNEL_BYTES();
   /* FLAT is no NCCL algorithm: where NCCL_ALGO or NCCL_PROTO says what may run, it does not. */
   const char* algo = param_NCCL_ALGO();
   const char* proto = param_NCCL_PROTO();
   int userChoice = (algo && algo[0]) || (proto && proto[0]);
-  dp->flatMaxBytes = userChoice ? 0
+  dp->par.flatMaxBytes = userChoice ? 0
                      : !gpu     ? param_MKCCL_FLAT_MAX_BYTES()
-                     : dp->ringLL ? param_MKCCL_GPU_FLAT_MAX_BYTES()
+                     : dp->ch.ringLL ? param_MKCCL_GPU_FLAT_MAX_BYTES()
                                   : 0;
-  dp->netFlatMaxBytes = hostNet && !userChoice ? param_MKCCL_NET_FLAT_MAX_BYTES() : 0;
-  dp->netFlatChunk = param_MKCCL_NET_FLAT_CHUNK_BYTES();
-  dp->netFlatMaxRanks = (int)param_MKCCL_NET_FLAT_MAX_RANKS();
-  dp->gpuLLMaxBytes = gpu && !userChoice && dp->ringLL ? param_MKCCL_GPU_LL_MAX_BYTES() : 0;
+  dp->par.netFlatMaxBytes = hostNet && !userChoice ? param_MKCCL_NET_FLAT_MAX_BYTES() : 0;
+  dp->par.netFlatChunk = param_MKCCL_NET_FLAT_CHUNK_BYTES();
+  dp->par.netFlatMaxRanks = (int)param_MKCCL_NET_FLAT_MAX_RANKS();
+  dp->par.gpuLLMaxBytes = gpu && !userChoice && dp->ch.ringLL ? param_MKCCL_GPU_LL_MAX_BYTES() : 0;
   int64_t batch = param_NCCL_WORK_FIFO_BYTES() / 2 / (int64_t)sizeof(mk_work_t);
-  dp->workBatch = batch < 1 ? 1 : (int)batch;
+  dp->par.workBatch = batch < 1 ? 1 : (int)batch;
 }
 
 /* Whether this rank's ring connections all have LL lines (transport-p2p
  * gives them; SHM and NET do not, so far). */
 static int dp_my_rings_have_ll(const struct ncclComm* comm) {
   const dp_state_t* dp = &comm->dp;
-  if (comm->cudaDev < 0 || dp->llBuffSize <= 0 || comm->nRanks < 2) return 0;
-  for (int c = 0; c < dp->nChannels; c++) {
-    const channel_t* ch = &dp->channels[c];
+  if (comm->cudaDev < 0 || dp->ch.llBuffSize <= 0 || comm->nRanks < 2) return 0;
+  for (int c = 0; c < dp->ch.nChannels; c++) {
+    const channel_t* ch = &dp->ch.channels[c];
     const connector_t* s = &ch->peers[ch->ring.next].send[MK_CONN_COLL];
     const connector_t* r = &ch->peers[ch->ring.prev].recv[MK_CONN_COLL];
     if (!s->connected || !r->connected || !s->info.buffs[MKCCL_PROTO_LL] || !r->info.buffs[MKCCL_PROTO_LL]) return 0;
@@ -190,9 +198,9 @@ static int dp_my_rings_have_ll(const struct ncclComm* comm) {
  * ever (8 GPUs on 2 hosts: the ranks next to the NET hop have none). */
 static ncclResult_t dp_rings_ll_agree(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  dp->ringLL = 0;
+  dp->ch.ringLL = 0;
   if (comm->nRanks < 2) return ncclSuccess; /* every rank takes part, host ranks with a 0 */
-  return comm_all_agree(comm, dp_my_rings_have_ll(comm), &dp->ringLL, "whether rings have LL lines");
+  return comm_all_agree(comm, dp_my_rings_have_ll(comm), &dp->ch.ringLL, "whether rings have LL lines");
 }
 
 /* Host rings over shared memory on one channel (a host with few CPUs for
@@ -233,15 +241,15 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   if (oneChannelShm != 0) MK_CHECK(dp_buffsize_check("MKCCL_HOST_SHM_BUFFSIZE", oneChannelShm));
   int64_t ll = param_NCCL_LL_BUFFSIZE();
   if (ll < 0 || ll > (1 << 30)) return MK_FAIL(ncclInvalidArgument, "NCCL_LL_BUFFSIZE=%lld out of range", (long long)ll);
-  dp->llBuffSize = (int)(ll / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
+  dp->ch.llBuffSize = (int)(ll / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   /* A GPU rank's init thread works in its device's context. */
-  dp->exec = exec_for(comm);
-  MK_CHECK(dp->exec->bind(comm));
+  dp->exec.ops = exec_for(comm);
+  MK_CHECK(dp->exec.ops->bind(comm));
   MK_CHECK(dp_peers_fill(comm));
   MK_CHECK_GOTO(dp_net_open(comm), res, fail_peers);
   MK_CHECK_GOTO(netdev_comm_open(comm), res, fail_net);
-  MK_CHECK_GOTO(transport_set_init(comm, &dp->transports), res, fail_net);
-  dp->transportsReady = 1;
+  MK_CHECK_GOTO(transport_set_init(comm, &dp->tr.set), res, fail_net);
+  dp->tr.ready = 1;
   MK_CHECK_GOTO(proxy_client_attach(&dp->proxy, comm->abortFlag, comm->rank), res, fail_transports);
   dp->proxyAttached = 1;
   dp->proxy.profile = &comm->profile;
@@ -250,10 +258,10 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   int host = comm->cudaDev < 0;
   /* The oversubscription scan is O(ranks^2): host communicators only. */
   int oversubscribed = host && dp_hosts_oversubscribed(comm), net = dp_host_net(comm);
-  dp->hostShmCores = host && !net && !oversubscribed;
+  dp->par.hostShmCores = host && !net && !oversubscribed;
   buff = dp_host_buffsize_for(buff, param_core_source(PARAM_ID_NCCL_BUFFSIZE, NULL) != PARAM_FROM_DEFAULT, host, net, nChannels,
                               oversubscribed, oneChannelShm);
-  dp->buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
+  dp->ch.buffSize = (int)(buff / (16 * MKCCL_STEPS) * (16 * MKCCL_STEPS));
   MK_CHECK_GOTO(channel_setup(comm, nChannels), res, fail_proxy);
   MK_CHECK_GOTO(channel_connect_rings(comm), res, fail_channels);
   MK_CHECK_GOTO(dp_rings_ll_agree(comm), res, fail_channels);
@@ -263,11 +271,11 @@ ncclResult_t dp_init(struct ncclComm* comm) {
    * and a rank stuck before that call (never calling it) would hold the
    * others in that exchange instead of in the kernel, whose waits end in
    * ncclRemoteError after MKCCL_TIMEOUT. */
-  if (comm->cudaDev >= 0 && dp->flatMaxBytes > 0 && comm->nRanks > 1)
+  if (comm->cudaDev >= 0 && dp->par.flatMaxBytes > 0 && comm->nRanks > 1)
     MK_CHECK_GOTO(channel_connect_algo(comm, MK_ALGO_FLAT, MK_COLL_ALLREDUCE, -1), res, fail_channels);
-  MK_CHECK_GOTO(dp->exec->create(comm, &dp->execState), res, fail_channels);
-  MK_INFO(NCCL_INIT, "Rank %d: data path ready, %d channel(s), %d-byte buffers, net %s", comm->rank, dp->nChannels,
-          dp->buffSize, dp->net ? "present" : "none");
+  MK_CHECK_GOTO(dp->exec.ops->create(comm, &dp->exec.state), res, fail_channels);
+  MK_INFO(NCCL_INIT, "Rank %d: data path ready, %d channel(s), %d-byte buffers, net %s", comm->rank, dp->ch.nChannels,
+          dp->ch.buffSize, dp->net.api ? "present" : "none");
   return ncclSuccess;
 fail_channels:
   channel_free_all(comm);
@@ -275,37 +283,37 @@ fail_proxy:
   proxy_client_detach(&dp->proxy);
   dp->proxyAttached = 0;
 fail_transports:
-  transport_set_fini(&dp->transports);
-  dp->transportsReady = 0;
+  transport_set_fini(&dp->tr.set);
+  dp->tr.ready = 0;
 fail_net:
   netdev_comm_close(comm);
   dp_net_close(comm);
 fail_peers:
-  free(dp->peers);
-  dp->peers = NULL;
+  free(dp->tr.peers);
+  dp->tr.peers = NULL;
   if (comm->cudaDev >= 0) transport_services_gpu_release(comm);
-  dp->exec->unbind(comm);
+  dp->exec.ops->unbind(comm);
   return res;
 }
 
 void dp_fini(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  if (dp->exec && dp->exec->bind(comm) == ncclSuccess) dp->exec->destroy(dp->execState);
-  dp->execState = NULL;
+  if (dp->exec.ops && dp->exec.ops->bind(comm) == ncclSuccess) dp->exec.ops->destroy(dp->exec.state);
+  dp->exec.state = NULL;
   /* Ops still queued complete (or are dropped when aborting) before the
    * connectors they use go away. */
   if (dp->proxyAttached) proxy_client_detach(&dp->proxy);
   dp->proxyAttached = 0;
   plan_graph_free_all(&dp->graphOps);
   channel_free_all(comm);
-  if (dp->transportsReady) transport_set_fini(&dp->transports);
-  dp->transportsReady = 0;
+  if (dp->tr.ready) transport_set_fini(&dp->tr.set);
+  dp->tr.ready = 0;
   netdev_comm_close(comm);
   dp_net_close(comm);
-  free(dp->peers);
-  dp->peers = NULL;
+  free(dp->tr.peers);
+  dp->tr.peers = NULL;
   if (comm->cudaDev >= 0) transport_services_gpu_release(comm);
-  if (dp->exec) dp->exec->unbind(comm);
+  if (dp->exec.ops) dp->exec.ops->unbind(comm);
 }
 
 /* ---- the communicator stage -------------------------------------------------------------------- */

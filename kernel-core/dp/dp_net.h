@@ -1,6 +1,6 @@
 /* The net plugin a communicator uses (through the loader), per comm context. */
-#ifndef MKCCL_PLAN_DP_NET_H
-#define MKCCL_PLAN_DP_NET_H
+#ifndef MKCCL_DP_DP_NET_H
+#define MKCCL_DP_DP_NET_H
 
 #include "nccl.h"
 

@@ -1,7 +1,7 @@
 /* A communicator's data path: channels, transports, the proxy client and
  * the executors. Lives inside struct ncclComm (comm->dp). */
-#ifndef MKCCL_PLAN_DP_H
-#define MKCCL_PLAN_DP_H
+#ifndef MKCCL_DP_DP_H
+#define MKCCL_DP_DP_H
 
 #include <stdint.h>
 
@@ -15,7 +15,8 @@ struct host_exec;
 struct plan_graph_ops;
 struct plugin_net;
 
-typedef struct dp_state {
+/* What the channels hold: rings, trees, FLAT connections and their buffers. */
+typedef struct dp_channels {
   int nChannels;
   channel_t channels[MK_MAX_CHANNELS];
   int* ringOrder;          /* [nRanks] ring order shared by the channels */
@@ -23,44 +24,67 @@ typedef struct dp_state {
   int flatConnected;       /* channel_connect_flat ran */
   int flatNoProxy;         /* and none of its connections needs the proxy (plan_alone.c) */
   int flatLL;              /* GPU: every rank's FLAT connections have LL lines (agreed when made) */
+  uint64_t connGen;        /* transport_connect calls that made connections: the GPU's copy syncs on a change */
+  uint8_t* rootTreesConnected; /* [nRanks] channel_connect_rooted_trees ran for that root */
+  int buffSize;            /* bytes per connection buffer (Simple protocol) */
+  int llBuffSize;          /* bytes per GPU ring connection's LL buffer (0: none) */
+  int ringLL;              /* every ring connection has an LL buffer: the GPU kernels may run LL */
+} dp_channels_t;
+
+/* The transports: their table and the peers as they see them. */
+typedef struct dp_transports {
+  mkcclPeer_v1* peers;     /* [nRanks] */
+  transport_set_t set;
+  int ready;
+} dp_transports_t;
+
+/* The executor (kernel-core/exec) and the device contexts it works in. */
+typedef struct dp_exec {
+  const struct exec_ops* ops; /* chosen at init (exec_for) */
+  void* state;                /* the executor's own, NULL until made */
+  void* gpuCtx;               /* GPU: the device's primary context, held */
+  uint64_t gpuPeerCtxHeld;    /* devices whose primary context peer access maps: held (bit per device) */
+} dp_exec_t;
+
+/* The net plugin the communicator bound, and its net device type. */
+typedef struct dp_net {
+  const void* api;         /* ncclNet_v12_t* of the chosen net plugin, NULL when none */
+  void* context;
+  struct plugin_net* plugin;
+  int devType;             /* ncclNetDeviceType the net connections use (netdev/netdev.h) */
+  const void* device;      /* mkcclNetDevice_v1* of that type, NULL for HOST */
+  void* devCubin;          /* GPU and UNPACK: the collective kernels linked with its device code */
+  size_t devCubinSize;
+} dp_net_t;
+
+/* Parameters the planner needs per operation, read once at init as NCCL
+ * does (an environment lookup per call costs more than a small host
+ * collective). */
+typedef struct dp_params {
+  int p2pChannels;         /* MKCCL_[GPU_]P2P_NCHANNELS, within nChannels */
+  int64_t channelMinBytes; /* MKCCL_CHANNEL_MIN_BYTES */
+  int channelBytesPerRank; /* host rings over the network: channelMinBytes counts a rank's share */
   int64_t flatMaxBytes;    /* MKCCL_[GPU_]FLAT_MAX_BYTES; 0 with NCCL_ALGO or NCCL_PROTO set, or GPU rings without LL */
   int64_t netFlatMaxBytes; /* MKCCL_NET_FLAT_MAX_BYTES where host rings cross the network, else 0 (as flatMaxBytes) */
   int64_t netFlatChunk;    /* MKCCL_NET_FLAT_CHUNK_BYTES */
   int netFlatMaxRanks;     /* MKCCL_NET_FLAT_MAX_RANKS */
-  uint64_t connGen;        /* transport_connect calls that made connections: the GPU's copy syncs on a change */
-  uint8_t* rootTreesConnected; /* [nRanks] channel_connect_rooted_trees ran for that root */
-  uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
-  uint64_t aloneCount;     /* of those, run at once outside any group (plan_alone.c), for tests */
-  mkcclPeer_v1* peers;     /* [nRanks] as transports see them */
-  transport_set_t transports;
-  int transportsReady;
-  proxy_client_t proxy;
-  int proxyAttached;
-  const struct exec_ops* exec; /* chosen at init (exec_for) */
-  void* execState;             /* the executor's own, NULL until made */
-  void* gpuCtx;                /* their device's primary context, held */
-  uint64_t gpuPeerCtxHeld;     /* devices whose primary context peer access maps: held (bit per device) */
-  int buffSize;            /* bytes per connection buffer (Simple protocol) */
-  int hostShmCores;        /* host ranks of one host over SHM, each with a CPU: the model's SHM hop (tune stage) */
-  int llBuffSize;          /* bytes per GPU ring connection's LL buffer (0: none) */
-  int ringLL;              /* every ring connection has an LL buffer: the GPU kernels may run LL */
-  /* Parameters the planner needs per operation, read once at init as NCCL
-   * does (an environment lookup per call costs more than a small host
-   * collective). */
-  int p2pChannels;         /* MKCCL_[GPU_]P2P_NCHANNELS, within nChannels */
-  int64_t channelMinBytes; /* MKCCL_CHANNEL_MIN_BYTES */
-  int channelBytesPerRank; /* host rings over the network: channelMinBytes counts a rank's share */
   int64_t gpuLLMaxBytes;   /* MKCCL_GPU_LL_MAX_BYTES, 0 where NCCL_ALGO/NCCL_PROTO decide */
   int64_t gpuLLChannelBytes; /* MKCCL_GPU_LL_CHANNEL_BYTES */
   int workBatch;           /* GPU items per launch: half of NCCL_WORK_FIFO_BYTES */
+  int hostShmCores;        /* host ranks of one host over SHM, each with a CPU: the model's SHM hop (tune stage) */
+} dp_params_t;
+
+typedef struct dp_state {
+  dp_channels_t ch;
+  dp_transports_t tr;
+  proxy_client_t proxy;
+  int proxyAttached;
+  dp_exec_t exec;
+  dp_net_t net;
+  dp_params_t par;
   uint64_t opCount;
-  const void* net;         /* ncclNet_v12_t* of the chosen net plugin, NULL when none */
-  void* netContext;
-  struct plugin_net* netPlugin;
-  int netDevType;          /* ncclNetDeviceType the net connections use (netdev/netdev.h) */
-  const void* netDevice;   /* mkcclNetDevice_v1* of that type, NULL for HOST */
-  void* netDevCubin;       /* GPU and UNPACK: the collective kernels linked with its device code */
-  size_t netDevCubinSize;
+  uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
+  uint64_t aloneCount;     /* of those, run at once outside any group (plan_alone.c), for tests */
   struct plan_graph_ops* graphOps; /* proxy ops of captured launches (plan/plan_graph.h) */
 } dp_state_t;
 

@@ -7,7 +7,7 @@
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
-#include "plan/dp_net.h"
+#include "dp/dp_net.h"
 #include "plugin/net.h"
 #include "profile/profile.h"
 
@@ -43,16 +43,16 @@ ncclResult_t dp_net_hint(struct ncclComm* comm, const struct plugin_net* net, vo
 }
 
 ncclResult_t dp_net_p2p_begin(struct ncclComm* comm) {
-  const plugin_net_t* net = (const plugin_net_t*)comm->dp.netPlugin;
+  const plugin_net_t* net = (const plugin_net_t*)comm->dp.net.plugin;
   if (!net || dp_host_net_flows(comm) <= 0) return ncclSuccess;
   int64_t p2p = param_MKCCL_NET_P2P_FLOWS_PER_PEER();
-  return dp_net_set_flows(comm, net, comm->dp.netContext, p2p > 0 && p2p < INT32_MAX ? (int)p2p : 0);
+  return dp_net_set_flows(comm, net, comm->dp.net.context, p2p > 0 && p2p < INT32_MAX ? (int)p2p : 0);
 }
 
 ncclResult_t dp_net_p2p_end(struct ncclComm* comm) {
-  const plugin_net_t* net = (const plugin_net_t*)comm->dp.netPlugin;
+  const plugin_net_t* net = (const plugin_net_t*)comm->dp.net.plugin;
   if (!net || dp_host_net_flows(comm) <= 0) return ncclSuccess;
-  return dp_net_hint(comm, net, comm->dp.netContext);
+  return dp_net_hint(comm, net, comm->dp.net.context);
 }
 
 ncclResult_t dp_net_open(struct ncclComm* comm) {
@@ -79,9 +79,9 @@ ncclResult_t dp_net_open(struct ncclComm* comm) {
     plugin_net_release(net);
     return res;
   }
-  dp->netPlugin = (struct plugin_net*)net;
-  dp->net = net->net;
-  dp->netContext = ctx;
+  dp->net.plugin = (struct plugin_net*)net;
+  dp->net.api = net->net;
+  dp->net.context = ctx;
   MK_INFO(NCCL_INIT | NCCL_NET, "Rank %d: using net plugin %s (%s, ABI v%d, %d device(s))", comm->rank, net->name,
           net->path, net->abi, net->ndev);
   return ncclSuccess;
@@ -89,11 +89,11 @@ ncclResult_t dp_net_open(struct ncclComm* comm) {
 
 void dp_net_close(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;
-  plugin_net_t* net = (plugin_net_t*)dp->netPlugin;
+  plugin_net_t* net = (plugin_net_t*)dp->net.plugin;
   if (!net) return;
-  if (net->net->finalize) net->net->finalize(dp->netContext);
+  if (net->net->finalize) net->net->finalize(dp->net.context);
   plugin_net_release(net);
-  dp->netPlugin = NULL;
-  dp->net = NULL;
-  dp->netContext = NULL;
+  dp->net.plugin = NULL;
+  dp->net.api = NULL;
+  dp->net.context = NULL;
 }
