@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Host collectives over sockets (NCCL_SHM_DISABLE=1, Open MPI tcp beside
-# them where .carry/ has it): the defaults (`new`) against the helper-thread
-# layout (`old`: no flows hint, one proxy lane), each part a table of
-# bench/host_sweep.sh (docs/perf/host-net.md).
+# them where .carry/ has it), each part a table of bench/host_sweep.sh
+# (docs/perf/host-net.md).
 # On the build machine:
 #   tools/dev/build.sh && PACK_HOST_BENCH=1 PACK_NVJITLINK=0 tools/gpu/pack.sh
 # then on the measuring machine, from the repository root with .carry/ beside the tree:
@@ -16,8 +15,7 @@
 set -u
 cd "$(dirname "$0")/.."
 PARTS=${1:-ABCDEF}
-OLD=MKCCL_HOST_NET_FLOWS_PER_PEER=0,MKCCL_PROXY_LANES=0
-V="new= old=$OLD ${HOST_NET_CHECK_VARIANTS:-}"
+V="new= ${HOST_NET_CHECK_VARIANTS:-}"
 S=bench/host_sweep.sh
 export HOST_SWEEP_PATH=net
 part() { [[ $PARTS == *$1* ]]; }
@@ -53,13 +51,9 @@ if part F; then
   echo "### F: Send/Recv and AlltoAll, busbw (GB/s)"
   for coll in sendrecv alltoall; do
     for n in 2 4; do
-      for v in new "old=$OLD"; do
-        IFS=, read -ra envs <<<"${v#*=}"
-        [[ $v == new ]] && envs=()
-        printf '%-9s %d ranks %-4s' "$coll" "$n" "${v%%=*}"
-        env NCCL_SHM_DISABLE=1 "${envs[@]}" timeout 60 "$C/bin/mkccl-run" -n "$n" -- "$C/bin/mkccl-perf" "$coll" \
-          -b 64K -e 16M -f 4 -n 50 -w 5 -c 1 2>&1 | awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { printf " %7.2f%s", $8, ($9 == 0 ? "" : "!") } END { print "" }'
-      done
+      printf '%-9s %d ranks' "$coll" "$n"
+      NCCL_SHM_DISABLE=1 timeout 60 "$C/bin/mkccl-run" -n "$n" -- "$C/bin/mkccl-perf" "$coll" \
+        -b 64K -e 16M -f 4 -n 50 -w 5 -c 1 2>&1 | awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { printf " %7.2f%s", $8, ($9 == 0 ? "" : "!") } END { print "" }'
     done
   done
 fi

@@ -134,7 +134,8 @@ static ncclResult_t host_coll_flat(channel_t* ch, const mk_work_t* w, host_prims
  * is in), so sends run up to the connection's steps ahead of receives and
  * a ring of exchanges never waits on itself. When one side is done, the
  * other goes on with plain waits. (Senders that run ahead are safe on a net
- * comm the channels share: net-socket keeps messages that come early.) */
+ * comm the channels share: the net ABI matches messages by tag, so one that
+ * comes early waits for its receive.) */
 static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* base) {
   int bid = ch->id - w->channelLo;
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;

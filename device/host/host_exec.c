@@ -146,7 +146,6 @@ ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out) 
   __atomic_store_n(&host_wait_timeout_ns, cfg->timeoutSec > 0 ? cfg->timeoutSec * 1000000000 : 0, __ATOMIC_RELAXED);
   __atomic_store_n(&host_ll_polls, (uint32_t)(cfg->llPolls > 0 ? (cfg->llPolls < (1 << 20) ? cfg->llPolls : 1 << 20) : 0),
                    __ATOMIC_RELAXED);
-  __atomic_store_n(&host_ll_prefetchw, cfg->llPrefetchw != 0, __ATOMIC_RELAXED);
   ex->fifoBuf = aligned_alloc(64, cfg->fifoBytes);
   if (!ex->fifoBuf) {
     res = MK_FAIL(ncclSystemError, "host executor: out of memory for a %u-byte work FIFO", cfg->fifoBytes);

@@ -214,7 +214,7 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
   return ncclSuccess;
 }
 
-/* ---- LL lines (transport-shm gives host ranks one 64-byte line a step) ----
+/* ---- LL lines (one 64-byte line a step, where a host transport offers them) ----
  * The GPU's LL format: 16 bytes per 8 data bytes, two 8-byte words of {4
  * data bytes, 4 flag bytes}, the flag the step + 1 (never 0: a zeroed line
  * is no step). A word is stored and loaded whole, so a reader that sees its
@@ -308,13 +308,12 @@ static ncclResult_t host_prims_flat_lines(host_prims_t* p, const void* src, void
   else
     memcpy(mine, src, bytes);
   for (int i = 0; i < p->nSend; i++) MK_CHECK(host_prims_ll_put(p, &p->send[i], s, mine, nWords));
-  /* The lines this rank writes next time, owned now (MKCCL_HOST_LL_PREFETCHW):
+  /* The lines this rank writes next time, owned now:
    * the peer read them 7 steps ago and still holds a copy, which a store
    * would have to take back first; done here, while we wait for the peer
    * anyway, the next write finds its line and the peer's read is the only
    * transfer on the way. */
-  if (__atomic_load_n(&host_ll_prefetchw, __ATOMIC_RELAXED))
-    for (int i = 0; i < p->nSend; i++) host_prefetchw(host_prims_ll_words(&p->send[i], *p->send[i].step + 1));
+  for (int i = 0; i < p->nSend; i++) host_prefetchw(host_prims_ll_words(&p->send[i], *p->send[i].step + 1));
   for (int r = 0; r < p->nRecv; r++) MK_CHECK(host_prims_ll_recv(p, &p->recv[r], in[r], nWords));
   /* Tails after the receives, as below. */
   for (int i = 0; i < p->nSend; i++) host_prims_slice_publish(&p->send[i], s, (int64_t)bytes);

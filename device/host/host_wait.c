@@ -6,7 +6,6 @@
 
 int64_t host_wait_timeout_ns;
 uint32_t host_ll_polls;
-uint32_t host_ll_prefetchw;
 
 void host_wait_timed_out(volatile uint32_t* abortFlag, const char* what) {
   MK_WARN("host executor: no progress waiting for %s for %lld s (MKCCL_TIMEOUT): a peer died or stopped; "

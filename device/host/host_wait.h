@@ -62,7 +62,6 @@ int proxy_progress_help(int lane); /* kernel-core/proxy */
  * below are the hot path. */
 extern int64_t host_wait_timeout_ns;
 extern uint32_t host_ll_polls; /* MKCCL_HOST_LL_POLLS, set by host_exec_create */
-extern uint32_t host_ll_prefetchw; /* MKCCL_HOST_LL_PREFETCHW, likewise */
 
 /* A wait saw no progress for MKCCL_TIMEOUT: logs what it waited for and
  * raises the abort flag, so every other wait of the communicator ends too

@@ -156,7 +156,8 @@ static ncclResult_t channel_connect_flat(struct ncclComm* comm) {
     if (!p->send[MK_CONN_COLL].info.buffs[MKCCL_PROTO_LL] || !p->recv[MK_CONN_COLL].info.buffs[MKCCL_PROTO_LL]) ll = 0;
   }
   /* GPU FLAT runs in LL: only where every rank has lines to and from every
-   * peer (transport-p2p gives them, SHM and NET not), which all must agree on. */
+   * peer (the transports that offer them give them at setup), which all must
+   * agree on. */
   return comm->cudaDev >= 0 ? comm_all_agree(comm, ll, &dp->ch.flatLL, "whether FLAT connections have LL lines")
                             : ncclSuccess;
 }

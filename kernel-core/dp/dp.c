@@ -68,13 +68,6 @@ static int dp_host_net(const struct ncclComm* comm) {
   return e && transport_entry_uses_proxy(e);
 }
 
-/* Over the network, the executors move the data themselves where the net
- * plugin was asked for one flow per peer (dp_net.c). */
-static int dp_host_mode(const struct ncclComm* comm) {
-  if (!dp_host_net(comm)) return DP_HOST_SHM;
-  return dp_host_net_flows(comm) == 1 ? DP_HOST_NET_EXECUTORS : DP_HOST_NET_HELPERS;
-}
-
 /* Host auto: a channel is an executor thread that copies and reduces, so
  * each rank gets the CPUs of its host shared by the ranks there (a process's
  * affinity mask) over the CPUs a channel needs, at most
@@ -82,32 +75,29 @@ static int dp_host_mode(const struct ncclComm* comm) {
  * Over shared memory a channel's thread gets two CPUs: its waits spin, and
  * one descheduled thread stalls its ring on every rank, so a thread on every
  * CPU makes most iterations several times slower than the fastest.
- * Over sockets with helper threads a channel takes 4: its connections'
- * helpers, 2 each, need CPUs of their own.
- * Over sockets moved by the executors themselves (one flow per peer, each
- * channel in its proxy lane) a channel is one thread: every CPU of a rank's
- * share but one, left to its proxy thread (docs/perf/host-net.md). */
+ * Over the network the executors make the net calls themselves (one flow
+ * per peer asked of the net plugin, dp_net.c; each channel in its proxy
+ * lane), so a channel is one thread: every CPU of a rank's share but one,
+ * left to its proxy thread. */
 #define MK_HOST_AUTO_CHANNELS 8
 
-int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int mode) {
+int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int net) {
   int64_t share = hostRanks > 0 ? cpus / hostRanks : 0;
-  int64_t n = mode == DP_HOST_NET_EXECUTORS ? share - 1 : share / (mode == DP_HOST_NET_HELPERS ? 4 : 2);
+  int64_t n = net ? share - 1 : share / 2;
   return n < 1 ? 1 : n > MK_HOST_AUTO_CHANNELS ? MK_HOST_AUTO_CHANNELS : n;
 }
 
 /* Every rank takes the minimum over all ranks, so all agree even where
  * hosts differ. */
 static int64_t dp_host_channels_auto(const struct ncclComm* comm) {
-  int mode = dp_host_mode(comm);
+  int net = dp_host_net(comm);
   int64_t best = MK_HOST_AUTO_CHANNELS;
   for (int r = 0; r < comm->nRanks; r++) {
-    int64_t n = dp_host_channels_for(comm->peerInfo[r].cpus, comm_peer_host_ranks(comm, r), mode);
+    int64_t n = dp_host_channels_for(comm->peerInfo[r].cpus, comm_peer_host_ranks(comm, r), net);
     if (n < best) best = n;
   }
-  static const char* const why[] = {"2 CPUs a channel (shared memory)", "4 CPUs a channel (sockets, helper threads)",
-                                    "a CPU a channel and one for the proxy (sockets moved by the executors)"};
   MK_INFO(NCCL_INIT, "%lld host channel(s): MKCCL_HOST_NCHANNELS=0, the fewest CPUs per rank of any host, %s",
-          (long long)best, why[mode]);
+          (long long)best, net ? "a CPU a channel and one for the proxy (network)" : "2 CPUs a channel (shared memory)");
   return best;
 }
 
@@ -134,9 +124,8 @@ static int dp_channel_count(struct ncclComm* comm) {
 int dp_gpu_p2p_channels_for(int nRanks) { return nRanks <= 4 ? 64 : 16; }
 
 /* Host point-to-point over the network: a peer's channels share one net
- * comm (NCCL_NET_SHARED_COMMS) that the proxy thread progresses, so a second
- * channel only contends for it (docs/perf/host-net.md, "Send/Recv and
- * AlltoAll"). */
+ * comm that the proxy thread progresses, so a second channel only contends
+ * for it. */
 int dp_p2p_channels_for(int64_t p2p, int userSet, int gpu, int hostNet, int nRanks, int nChannels) {
   if (gpu && p2p == 0) p2p = dp_gpu_p2p_channels_for(nRanks);
   if (!gpu && hostNet && !userSet) p2p = 1;
@@ -150,16 +139,11 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   param_id_t p2pId = gpu ? PARAM_ID_MKCCL_GPU_P2P_NCHANNELS : PARAM_ID_MKCCL_P2P_NCHANNELS;
   dp->par.p2pChannels = dp_p2p_channels_for(param_core_int(p2pId), param_core_source(p2pId, NULL) != PARAM_FROM_DEFAULT, gpu,
                                         hostNet, comm->nRanks, dp->ch.nChannels);
-  /* Host rings over sockets count a channel's bytes per rank (what one ring
-   * step moves). With helper threads they want big steps, so 256 KB: a 1
-   * MB AllReduce of 4 ranks runs fastest on one channel. Moved by the
-   * executors, 64 KB, so a 1 MB AllReduce of 4 ranks spreads over every
-   * channel (docs/perf/host-net.md). */
+  /* Host rings over the network count a channel's bytes per rank (what one
+   * ring step moves). */
   dp->par.channelMinBytes = gpu       ? param_MKCCL_GPU_CHANNEL_MIN_BYTES()
                         : hostNet ? param_MKCCL_NET_CHANNEL_MIN_BYTES()
                                   : param_MKCCL_CHANNEL_MIN_BYTES();
-  if (!gpu && hostNet && dp->par.channelMinBytes == 0)
-    dp->par.channelMinBytes = dp_host_mode(comm) == DP_HOST_NET_EXECUTORS ? 65536 : 262144;
   dp->par.channelBytesPerRank = !gpu && hostNet;
   dp->par.gpuLLChannelBytes = param_MKCCL_GPU_LL_CHANNEL_BYTES();
   /* FLAT is no NCCL algorithm: where NCCL_ALGO or NCCL_PROTO says what may run, it does not. */
@@ -178,8 +162,8 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp->par.workBatch = batch < 1 ? 1 : (int)batch;
 }
 
-/* Whether this rank's ring connections all have LL lines (transport-p2p
- * gives them; SHM and NET do not, so far). */
+/* Whether this rank's ring connections all have LL lines (a transport gives
+ * them at setup where it offers them). */
 static int dp_my_rings_have_ll(const struct ncclComm* comm) {
   const dp_state_t* dp = &comm->dp;
   if (comm->cudaDev < 0 || dp->ch.llBuffSize <= 0 || comm->nRanks < 2) return 0;

@@ -85,18 +85,14 @@ typedef struct dp_state {
   uint64_t opCount;
   uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
   uint64_t aloneCount;     /* of those, run at once outside any group (plan_alone.c), for tests */
-  struct plan_graph_ops* graphOps; /* proxy ops of captured launches (plan/plan_graph.h) */
+  struct proxy_replay* graphOps; /* proxy ops of captured launches (plan/plan_graph.h) */
 } dp_state_t;
-
-/* How a host communicator's rings move their data. */
-enum { DP_HOST_SHM = 0, DP_HOST_NET_HELPERS = 1, DP_HOST_NET_EXECUTORS = 2 };
 
 /* Channels of a host communicator when MKCCL_HOST_NCHANNELS is 0, for one
  * host of `cpus` CPUs (its ranks' affinity) shared by `hostRanks` ranks:
- * a channel needs 2 CPUs over shared memory, 4 over the network with the
- * net plugin's helper threads, and 1 where the executors move the data
- * (one CPU of a rank's share left to its proxy); 1 to 8. */
-int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int mode);
+ * a channel needs 2 CPUs over shared memory and 1 over the network (`net`;
+ * one CPU of a rank's share left to its proxy); 1 to 8. */
+int64_t dp_host_channels_for(int64_t cpus, int hostRanks, int net);
 
 /* Channels a GPU point-to-point transfer is split over when
  * MKCCL_GPU_P2P_NCHANNELS is 0, in a communicator of nRanks (each channel

@@ -11,11 +11,7 @@
 #include "plugin/net.h"
 #include "profile/profile.h"
 
-int dp_host_net_flows(const struct ncclComm* comm) {
-  if (comm->cudaDev >= 0) return 0;
-  int64_t flows = param_MKCCL_HOST_NET_FLOWS_PER_PEER();
-  return flows > 0 && flows < INT32_MAX ? (int)flows : 0;
-}
+int dp_host_net_flows(const struct ncclComm* comm) { return comm->cudaDev >= 0 ? 0 : 1; }
 
 static ncclResult_t dp_net_set_flows(struct ncclComm* comm, const plugin_net_t* net, void* ctx, int flows) {
   if (!net->net->setNetAttr) return ncclSuccess;
@@ -31,10 +27,10 @@ static ncclResult_t dp_net_set_flows(struct ncclComm* comm, const plugin_net_t* 
   return ncclSuccess;
 }
 
-/* A host communicator's executors make their channels' socket calls in
- * their own proxy lanes, so it asks for one flow per peer: net-socket then
- * opens no data socket and starts no helper thread, whose hand-offs cost
- * more than they move on a host's loopback (docs/perf/host-net.md). A
+/* A host communicator's executors make their channels' net calls in their
+ * own proxy lanes, so it asks for one flow per peer: a plugin that would
+ * spread a connection over several flows and threads of its own then keeps
+ * to one, whose hand-offs would cost more than they move on a host. A
  * plugin without setNetAttr, or one that ignores the hint, keeps its own
  * layout. */
 ncclResult_t dp_net_hint(struct ncclComm* comm, const struct plugin_net* net, void* ctx) {
@@ -45,8 +41,7 @@ ncclResult_t dp_net_hint(struct ncclComm* comm, const struct plugin_net* net, vo
 ncclResult_t dp_net_p2p_begin(struct ncclComm* comm) {
   const plugin_net_t* net = (const plugin_net_t*)comm->dp.net.plugin;
   if (!net || dp_host_net_flows(comm) <= 0) return ncclSuccess;
-  int64_t p2p = param_MKCCL_NET_P2P_FLOWS_PER_PEER();
-  return dp_net_set_flows(comm, net, comm->dp.net.context, p2p > 0 && p2p < INT32_MAX ? (int)p2p : 0);
+  return dp_net_set_flows(comm, net, comm->dp.net.context, 0);
 }
 
 ncclResult_t dp_net_p2p_end(struct ncclComm* comm) {

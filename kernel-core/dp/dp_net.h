@@ -9,9 +9,8 @@ struct ncclComm;
 ncclResult_t dp_net_open(struct ncclComm* comm);
 void dp_net_close(struct ncclComm* comm);
 
-/* Flows per peer a host communicator asks of its net plugin
- * (MKCCL_HOST_NET_FLOWS_PER_PEER through setNetAttr's maxFlowsPerPeer);
- * 0 for none, and for GPU communicators. */
+/* Flows per peer a communicator asks of its net plugin through setNetAttr's
+ * maxFlowsPerPeer: 1 for a host communicator, 0 (no hint) for a GPU one. */
 int dp_host_net_flows(const struct ncclComm* comm);
 
 /* Gives the net plugin's context `ctx` the hints of dp_host_net_flows
@@ -21,10 +20,9 @@ ncclResult_t dp_net_hint(struct ncclComm* comm, const struct plugin_net* net, vo
 
 /* Around the making of point-to-point connections (Send/Recv and what is
  * built of it): they share one net comm per peer, progressed in lane 0 by
- * the proxy thread, not in a channel's lane by its executor, so there the
- * hint is MKCCL_NET_P2P_FLOWS_PER_PEER (0: none, the plugin's own layout,
- * net-socket's helper threads); _end puts dp_host_net_flows back. Nothing
- * for communicators that give no hint. */
+ * the proxy thread, not in a channel's lane by its executor, so there no
+ * hint is given (the plugin's own layout); _end puts dp_host_net_flows
+ * back. Nothing for communicators that give no hint. */
 ncclResult_t dp_net_p2p_begin(struct ncclComm* comm);
 ncclResult_t dp_net_p2p_end(struct ncclComm* comm);
 

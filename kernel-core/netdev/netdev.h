@@ -1,6 +1,6 @@
 /* Net device types as the core uses them (abi/net-device): the net-device
  * plugins, loaded once per process and kept one per type; per communicator,
- * the type its net connections use; the services transport-net calls around
+ * the type its net connections use; the services the net transport calls around
  * accept/connect; the host executor's unpack.
  *
  * A communicator uses UNPACK only when all of these hold, else HOST, with one

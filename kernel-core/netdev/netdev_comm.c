@@ -1,5 +1,5 @@
-/* A communicator's net device type, the services transport-net calls with
- * it, and the host executor's unpack (netdev.h). */
+/* A communicator's net device type, the services the net transport calls
+ * with it, and the host executor's unpack (netdev.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -14,7 +14,7 @@ struct ncclComm;
 typedef struct transport_entry {
   const mkcclTransport_v1* t;
   void* tctx; /* from t->init, per communicator */
-  int disabled; /* NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_NET_DISABLE... */
+  int disabled; /* NCCL_<NAME>_DISABLE=1, the switch declared for the transport */
 } transport_entry_t;
 
 typedef struct transport_set {

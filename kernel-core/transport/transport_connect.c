@@ -80,7 +80,7 @@ static ncclResult_t conn_setup(struct ncclComm* comm, conn_pending_t* p) {
   args.buffSizes[MKCCL_PROTO_SIMPLE] = comm->dp.ch.buffSize;
   /* LL lines only where the executors use them: GPU ring connections, and a
    * host rank's collective connections (one line a step, for small FLAT
-   * AllReduces; transport-shm gives them, the others do not). */
+   * AllReduces), asked of every transport; those that offer them give them. */
   if (r->connIndex == MK_CONN_COLL)
     args.buffSizes[MKCCL_PROTO_LL] = comm->cudaDev >= 0 ? (int)comm->dp.ch.llBuffSize : MK_HOST_LL_BYTES;
   void* conn = NULL;

@@ -16,8 +16,8 @@ static pthread_mutex_t transport_lock = PTHREAD_MUTEX_INITIALIZER;
 static plugin_lib_t** transport_libs;
 static int transport_nlibs = -1;
 
-/* NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_NET_DISABLE... declared per
- * transport as it loads. */
+/* NCCL_<NAME>_DISABLE, NAME the transport's own name in capitals (P2P,
+ * SHM, NET...), declared per transport as it loads. */
 static void transport_switch_name(const char* tname, char* out, size_t size) {
   char upper[32];
   size_t i = 0;

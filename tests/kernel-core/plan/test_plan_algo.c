@@ -149,11 +149,9 @@ static void check_flat_order(ncclComm_t flat, int rank, int n) {
  * Over SHM only: over the network FLAT takes the general path. */
 static void check_flat_bound(int n, int rank, int id, int settingsOff) {
   if (settingsOff) {
-    setenv("MKCCL_HOST_LL_PREFETCHW", "0", 1);
     setenv("MKCCL_HOST_LL_POLLS", "0", 1);
   }
   ncclComm_t comm = comm_with_algo(NULL, n, id, rank);
-  unsetenv("MKCCL_HOST_LL_PREFETCHW");
   unsetenv("MKCCL_HOST_LL_POLLS");
   enum { BIG = 1 << 18, SMALL_MAX = 500, ROUNDS = 80 };
   float* big = malloc(BIG * sizeof(float));

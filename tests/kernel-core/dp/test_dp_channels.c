@@ -1,7 +1,6 @@
 /* How many channels a host communicator takes by default
  * (dp_host_channels_for): a channel per 2 CPUs of a rank's share over
- * shared memory, per 4 over the network with helper threads, every CPU but
- * one where the executors move the data, 1 to 8. A thread on every CPU let
+ * shared memory, every CPU but one over the network, 1 to 8. A thread on every CPU let
  * one descheduled thread stall the rings (docs/PERFORMANCE.md). And how
  * many a GPU point-to-point transfer takes (dp_gpu_p2p_channels_for), and
  * the connection buffer's size (dp_host_buffsize_for). */
@@ -11,20 +10,17 @@
 int main(void) {
   /* 32 CPUs: 2 ranks 8 channels, 4 ranks 4 (not 8: 32 spinning threads). */
   CHECK_EQ_INT((int)dp_host_channels_for(32, 2, 0), 8);
-  CHECK_EQ_INT((int)dp_host_channels_for(32, 4, DP_HOST_SHM), 4);
-  CHECK_EQ_INT((int)dp_host_channels_for(16, 4, DP_HOST_SHM), 2);
-  /* Over sockets with helper threads a channel keeps 4 CPUs busy. */
-  CHECK_EQ_INT((int)dp_host_channels_for(32, 4, DP_HOST_NET_HELPERS), 2);
-  CHECK_EQ_INT((int)dp_host_channels_for(32, 2, DP_HOST_NET_HELPERS), 4);
-  /* Moved by the executors: a CPU each, one per rank left to its proxy. */
-  CHECK_EQ_INT((int)dp_host_channels_for(16, 4, DP_HOST_NET_EXECUTORS), 3);
-  CHECK_EQ_INT((int)dp_host_channels_for(32, 4, DP_HOST_NET_EXECUTORS), 7);
-  CHECK_EQ_INT((int)dp_host_channels_for(32, 8, DP_HOST_NET_EXECUTORS), 3);
-  CHECK_EQ_INT((int)dp_host_channels_for(32, 2, DP_HOST_NET_EXECUTORS), 8);
-  CHECK_EQ_INT((int)dp_host_channels_for(2, 4, DP_HOST_NET_EXECUTORS), 1);
+  CHECK_EQ_INT((int)dp_host_channels_for(32, 4, 0), 4);
+  CHECK_EQ_INT((int)dp_host_channels_for(16, 4, 0), 2);
+  /* Over the network: a CPU each, one per rank left to its proxy. */
+  CHECK_EQ_INT((int)dp_host_channels_for(16, 4, 1), 3);
+  CHECK_EQ_INT((int)dp_host_channels_for(32, 4, 1), 7);
+  CHECK_EQ_INT((int)dp_host_channels_for(32, 8, 1), 3);
+  CHECK_EQ_INT((int)dp_host_channels_for(32, 2, 1), 8);
+  CHECK_EQ_INT((int)dp_host_channels_for(2, 4, 1), 1);
   /* Never below 1 (more ranks than CPUs), never above 8. */
-  CHECK_EQ_INT((int)dp_host_channels_for(2, 2, DP_HOST_SHM), 1);
-  CHECK_EQ_INT((int)dp_host_channels_for(2, 8, DP_HOST_NET_HELPERS), 1);
+  CHECK_EQ_INT((int)dp_host_channels_for(2, 2, 0), 1);
+  CHECK_EQ_INT((int)dp_host_channels_for(2, 8, 1), 1);
   CHECK_EQ_INT((int)dp_host_channels_for(0, 1, 0), 1);
   CHECK_EQ_INT((int)dp_host_channels_for(256, 1, 0), 8);
   CHECK_EQ_INT((int)dp_host_channels_for(64, 0, 0), 1); /* no ranks counted: the floor */
