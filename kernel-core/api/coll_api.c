@@ -8,8 +8,10 @@
 #include "api/api.h"
 #include "base/err.h"
 #include "comm/comm.h"
+#include "comm/comm_redop.h"
 #include "device/common/work.h"
 #include "base/dtype.h"
+#include "group/group.h"
 #include "plan/task.h"
 
 /* perRank: the buffer holds nRanks blocks of count elements. */
@@ -39,12 +41,12 @@ static ncclResult_t coll_check_root(ncclComm_t comm, const char* fn, const char*
 /* Queue in the current group, or run as a group of one (a small host
  * AllReduce alone runs at once: plan_alone.c). */
 static ncclResult_t coll_submit(ncclComm_t comm, plan_task_t* t) {
-  int ran;
-  ncclResult_t alone = plan_alone_run(comm, t, &ran);
+  int ran = 0;
+  ncclResult_t alone = group_depth() == 0 ? plan_alone_run(comm, t, &ran) : ncclSuccess;
   if (ran || alone != ncclSuccess) return alone;
-  MK_CHECK(plan_group_start());
-  ncclResult_t res = plan_task_enqueue(comm, t);
-  ncclResult_t end = plan_group_end();
+  MK_CHECK(group_start());
+  ncclResult_t res = group_task_enqueue(comm, t);
+  ncclResult_t end = group_end();
   return res != ncclSuccess ? res : end;
 }
 
@@ -60,7 +62,7 @@ static ncclResult_t coll_task(ncclComm_t comm, const char* fn, int coll, const v
   t.type = type;
   t.root = root;
   t.op = MK_OP_SUM;
-  if (reduces) MK_CHECK(plan_redop_resolve(comm, fn, op, type, &t.op, &t.scalar, &t.scalarPtr));
+  if (reduces) MK_CHECK(comm_redop_resolve(comm, fn, op, type, &t.op, &t.scalar, &t.scalarPtr));
   return coll_submit(comm, &t);
 }
 
@@ -177,7 +179,7 @@ static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, co
   if (pattern == 0) MK_CHECK(alltoall_input(comm, fn, sendbuff, recvbuff, bytes * (size_t)comm->nRanks, &copy));
   const char* s = copy ? copy : sendbuff;
   char* r = recvbuff;
-  ncclResult_t res = plan_group_start();
+  ncclResult_t res = group_start();
   for (int p = 0; p < comm->nRanks && res == ncclSuccess; p++) {
     size_t at = (size_t)p * bytes;
     if (pattern == 0) { /* alltoall */
@@ -195,7 +197,7 @@ static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, co
     }
   }
   free(copy); /* no task took it */
-  ncclResult_t end = plan_group_end();
+  ncclResult_t end = group_end();
   return res != ncclSuccess ? res : end;
 }
 
@@ -214,8 +216,8 @@ MK_API(ncclResult_t, Scatter, const void* sendbuff, void* recvbuff, size_t count
   return p2p_pattern(comm, "ncclScatter", 2, sendbuff, recvbuff, count, datatype, root, stream);
 }
 
-MK_API(ncclResult_t, GroupStart, void) { return plan_group_start(); }
-MK_API(ncclResult_t, GroupEnd, void) { return plan_group_end(); }
+MK_API(ncclResult_t, GroupStart, void) { return group_start(); }
+MK_API(ncclResult_t, GroupEnd, void) { return group_end(); }
 
 /* Like ncclGroupEnd, but the group's operations are only costed, not run. */
 MK_API(ncclResult_t, GroupSimulateEnd, ncclSimInfo_t* simInfo) {
@@ -224,7 +226,7 @@ MK_API(ncclResult_t, GroupSimulateEnd, ncclSimInfo_t* simInfo) {
   if (simInfo->magic != want.magic || simInfo->size < sizeof(ncclSimInfo_t))
     return MK_FAIL(ncclInvalidArgument, "ncclGroupSimulateEnd: simInfo was not set up with NCCL_SIM_INFO_INITIALIZER");
   float us = 0;
-  MK_CHECK(plan_group_simulate_end(&us));
+  MK_CHECK(group_simulate_end(&us));
   simInfo->estimatedTime = us;
   return ncclSuccess;
 }

@@ -95,7 +95,7 @@ struct ncclComm {
   /* ---- data path (dp/dp.c): channels, transports, proxy, executors ---- */
   dp_state_t dp;
 
-  /* ---- groups and tasks (plan/group.c) ---- */
+  /* ---- groups and tasks (group/group.c) ---- */
   plan_task_list_t tasks;      /* queued until the group ends */
   int inGroup;                 /* in the current thread's group list */
   struct ncclComm* groupNext;
@@ -107,7 +107,7 @@ struct ncclComm {
   /* ---- tuning (tune/tune_comm_stage.c) and profiling (profile/profile_comm_stage.c) ---- */
   struct tune_ctx* tune;   /* asked for every collective; NULL before the "tune" stage */
   profile_comm_t profile;  /* mask 0 and no plugin unless a profiler loaded */
-  void* profGroupApi;      /* GroupApi event of the group it is queued in (plan/group.c) */
+  void* profGroupApi;      /* GroupApi event of the group it is queued in (group/group.c) */
 
   uint64_t endMagic;
 };

@@ -10,7 +10,7 @@
 #include "exec/exec.h"
 #include "netdev/netdev.h"
 #include "dp/dp.h"
-#include "plan/plan_graph.h"
+#include "proxy/proxy_replay.h"
 #include "dp/dp_net.h"
 #include "plan/plan_tune.h"
 
@@ -288,7 +288,7 @@ void dp_fini(struct ncclComm* comm) {
    * connectors they use go away. */
   if (dp->proxyAttached) proxy_client_detach(&dp->proxy);
   dp->proxyAttached = 0;
-  plan_graph_free_all(&dp->graphOps);
+  proxy_replay_free_all(&dp->graphOps);
   channel_free_all(comm);
   if (dp->tr.ready) transport_set_fini(&dp->tr.set);
   dp->tr.ready = 0;

@@ -12,7 +12,7 @@
 #include "transport/transport.h"
 
 struct host_exec;
-struct plan_graph_ops;
+struct proxy_replay;
 struct plugin_net;
 
 /* What the channels hold: rings, trees, FLAT connections and their buffers. */

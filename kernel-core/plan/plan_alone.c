@@ -16,7 +16,7 @@
 /* What FLAT itself needs (an AllReduce of 2 to 8 ranks, its size, no
  * tuner) plan_tune_flat decides. */
 static int plan_alone_fits(const struct ncclComm* comm, const plan_task_t* t) {
-  return plan_group_depth() == 0 && comm->cudaDev < 0 && t->kind == TASK_COLL && t->count > 0 &&
+  return comm->cudaDev < 0 && t->kind == TASK_COLL && t->count > 0 &&
          comm->dp.ch.flatConnected && comm->dp.ch.flatNoProxy && __atomic_load_n(&comm->profile.mask, __ATOMIC_RELAXED) == 0;
 }
 

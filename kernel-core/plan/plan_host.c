@@ -8,6 +8,7 @@
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
+#include "comm/comm_redop.h"
 #include "channel/channel_setup.h"
 #include "channel/channel_tree.h"
 #include "device/common/sched_flat.h"
@@ -281,7 +282,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
     }
     /* One GPU rank: a copy on the stream (nothing in place), as NCCL does,
      * unless a PreMulSum scalar has to be applied by the kernel. */
-    if (comm->nRanks == 1 && !t->scalarPtr && plan_redop_is_identity(t->op, t->type, t->scalar)) {
+    if (comm->nRanks == 1 && !t->scalarPtr && comm_redop_is_identity(t->op, t->type, t->scalar)) {
       if (t->sendbuff != t->recvbuff)
         MK_CHECK_GOTO(comm->dp.exec.ops->copy(comm->dp.exec.state, t->recvbuff, t->sendbuff, t->count * host_type_size(t->type),
                                     stream), res, out);

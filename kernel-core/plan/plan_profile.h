@@ -11,7 +11,7 @@
 
 struct ncclComm;
 
-/* API events (plan/group.c): GroupApi from the call that joins comm to a
+/* API events (group/group.c): GroupApi from the call that joins comm to a
  * group (GroupStartApiStop at once: ncclGroupStart has returned) to the
  * group's end (GroupEndApiStart when it begins); a CollApi/P2pApi per
  * queued task (t->profApi), over its enqueue. */

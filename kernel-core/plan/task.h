@@ -48,20 +48,9 @@ typedef struct {
 
 struct ncclComm;
 
-/* Queue a task on comm (copied); joins comm to the current group. */
-ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task);
-
-/* Group bracket: ncclGroupStart/ncclGroupEnd and the implicit group of a
- * single call outside any bracket. */
-ncclResult_t plan_group_start(void);
-ncclResult_t plan_group_end(void);
-/* ncclGroupSimulateEnd: closes the outermost group without running it;
- * *estimatedUs: the slowest communicator's predicted time (plan_simulate). */
-ncclResult_t plan_group_simulate_end(float* estimatedUs);
 /* The cost model's time for comm's queued collectives, run one after the
  * other (point-to-point has no model: 0). */
 ncclResult_t plan_simulate(struct ncclComm* comm, const plan_task_list_t* tasks, float* us);
-int plan_group_depth(void);
 
 /* Plan and run everything queued on comm: host collectives complete here,
  * GPU ones are queued on the stream. */
@@ -74,20 +63,10 @@ void plan_coll_work(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w);
  * peer failed), else res; the last-error text says which. */
 ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res);
 
-/* A collective called outside any group on a host communicator, which
- * FLAT runs over connections made already that need no proxy, with no
- * profiler: run here at once (plan_alone.c). *ran is 0 where that does not
+/* A collective called outside any group (the caller checks) on a host
+ * communicator, which FLAT runs over connections made already that need no
+ * proxy, with no profiler: run here at once (plan_alone.c). *ran is 0 where that does not
  * hold, and the caller takes the general path. */
 ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran);
-
-/* User reduction operators: turn an ncclRedOp_t into the executor's op
- * (fn: the API call, named in errors). A device-resident PreMulSum scalar
- * comes back as its address (*scalarPtr 1), read when the work runs. */
-ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
-                                int* mkOp, uint64_t* scalar, int* scalarPtr);
-
-/* Whether the op, applied over one rank, leaves the data as it is (a
- * one-rank collective is then a copy). */
-int plan_redop_is_identity(int mkOp, ncclDataType_t type, uint64_t scalar);
 
 #endif

@@ -10,7 +10,7 @@
  * are accepted everywhere and do nothing.
  *
  * Hierarchy and where each call belongs (NCCL's):
- *   the API calls (plan/group.c, through plan_profile.c):
+ *   the API calls (group/group.c, through plan_profile.c):
  *     profile_group_api_start   when a call first queues on the communicator in a
  *                               group (explicit or implicit); GroupStartApiStop at once
  *     profile_group_api_state   GroupEndApiStart when the outermost ncclGroupEnd begins

@@ -3,11 +3,12 @@
  * nRanks (integers); ncclRedOpCreatePreMulSum's operators carry their scalar. */
 #include <string.h>
 
+#include "comm/comm_redop.h"
+
+#include "base/dtype.h"
 #include "base/err.h"
 #include "comm/comm.h"
 #include "device/common/work.h"
-#include "base/dtype.h"
-#include "plan/task.h"
 
 /* The value v in the bits of `type` (what executors load). */
 static uint64_t redop_scalar_bits(ncclDataType_t type, double v) {
@@ -35,7 +36,7 @@ static int redop_is_float(ncclDataType_t type) {
          type == ncclFloat8e4m3 || type == ncclFloat8e5m2;
 }
 
-ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
+ncclResult_t comm_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp_t op, ncclDataType_t type,
                                 int* mkOp, uint64_t* scalar, int* scalarPtr) {
   *scalar = 0;
   *scalarPtr = 0;
@@ -71,7 +72,7 @@ ncclResult_t plan_redop_resolve(struct ncclComm* comm, const char* fn, ncclRedOp
   return ncclSuccess;
 }
 
-int plan_redop_is_identity(int mkOp, ncclDataType_t type, uint64_t scalar) {
+int comm_redop_is_identity(int mkOp, ncclDataType_t type, uint64_t scalar) {
   switch (mkOp) {
     case MK_OP_SUM:
     case MK_OP_PROD:

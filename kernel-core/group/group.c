@@ -9,9 +9,10 @@
 #include "comm/comm.h"
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
+#include "group/group.h"
 #include "plan/task.h"
 
-static __thread int group_depth;
+static __thread int group_open;
 static __thread struct ncclComm* group_comms; /* comms with queued tasks, linked via groupNext */
 static __thread ncclResult_t group_error;     /* first error seen while queueing */
 
@@ -42,14 +43,14 @@ static void task_release(plan_task_t* t) {
   task_cache_n++;
 }
 
-int plan_group_depth(void) { return group_depth; }
+int group_depth(void) { return group_open; }
 
-ncclResult_t plan_group_start(void) {
-  group_depth++;
+ncclResult_t group_start(void) {
+  group_open++;
   return ncclSuccess;
 }
 
-ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
+ncclResult_t group_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
   plan_task_t* t = task_alloc();
   if (!t) {
     ncclResult_t res = MK_FAIL(ncclSystemError, "out of memory queueing an operation");
@@ -70,13 +71,13 @@ ncclResult_t plan_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
     comm->inGroup = 1;
     comm->groupNext = group_comms;
     group_comms = comm;
-    plan_profile_group_api_start(comm, group_depth);
+    plan_profile_group_api_start(comm, group_open);
   }
   plan_profile_task_api(comm, t);
   return ncclSuccess;
 }
 
-static void plan_tasks_free(plan_task_list_t* l) {
+static void group_tasks_free(plan_task_list_t* l) {
   plan_task_t* t = l->head;
   while (t) {
     plan_task_t* next = t->next;
@@ -91,7 +92,7 @@ static void plan_tasks_free(plan_task_list_t* l) {
 static void group_comm_leave(struct ncclComm* c) {
   c->inGroup = 0;
   plan_profile_group_api_stop(c);
-  plan_tasks_free(&c->tasks);
+  group_tasks_free(&c->tasks);
 }
 
 /* Runs every queued communicator. Host collectives complete here. */
@@ -99,12 +100,12 @@ typedef struct {
   struct ncclComm* comm;
   pthread_t thread;
   ncclResult_t res;
-  int ran; /* plan_group_job ran (and released the comm) */
+  int ran; /* group_job ran (and released the comm) */
 } group_job_t;
 
 /* Runs one comm's tasks and is then done with the comm: an ncclCommAbort
  * on another thread waits only for this, not for the group's other comms. */
-static void* plan_group_job(void* arg) {
+static void* group_job(void* arg) {
   group_job_t* j = arg;
   struct ncclComm* c = j->comm;
   j->ran = 1;
@@ -120,7 +121,7 @@ static void* plan_group_job(void* arg) {
  * comms are launched one after the other on this thread (a thread per comm
  * cost ~50 us per group with 2 GPUs in one process). A comm's kernels only
  * ever wait on kernels launched before them, in this group or earlier. */
-static int plan_group_serial(const group_job_t* jobs, int n) {
+static int group_serial(const group_job_t* jobs, int n) {
   for (int i = 0; i < n; i++)
     if (jobs[i].comm->cudaDev < 0 || !plan_connected(jobs[i].comm, &jobs[i].comm->tasks)) return 0;
   return 1;
@@ -129,8 +130,8 @@ static int plan_group_serial(const group_job_t* jobs, int n) {
 /* Runs every queued communicator. One comm runs on this thread; several
  * (one thread driving many ranks) each get a thread, because their
  * connection set-up and host collectives wait on each other, unless only
- * GPU launches remain (plan_group_serial). */
-static ncclResult_t plan_group_run(void) {
+ * GPU launches remain (group_serial). */
+static ncclResult_t group_run(void) {
   ncclResult_t res = group_error;
   struct ncclComm* comm = group_comms;
   group_comms = NULL;
@@ -154,12 +155,12 @@ static ncclResult_t plan_group_run(void) {
     jobs[i].comm = comm;
     plan_profile_group_api_end_start(comm);
   }
-  if (res == ncclSuccess && (n == 1 || plan_group_serial(jobs, n))) {
-    for (int i = 0; i < n; i++) plan_group_job(&jobs[i]);
+  if (res == ncclSuccess && (n == 1 || group_serial(jobs, n))) {
+    for (int i = 0; i < n; i++) group_job(&jobs[i]);
   } else if (res == ncclSuccess) {
     int started = 0;
     for (; started < n; started++)
-      if (pthread_create(&jobs[started].thread, NULL, plan_group_job, &jobs[started]) != 0) break;
+      if (pthread_create(&jobs[started].thread, NULL, group_job, &jobs[started]) != 0) break;
     if (started < n) res = MK_FAIL(ncclSystemError, "cannot start a thread for the group's communicators");
     for (int i = 0; i < started; i++) pthread_join(jobs[i].thread, NULL);
   }
@@ -175,11 +176,11 @@ static ncclResult_t plan_group_run(void) {
   return res;
 }
 
-ncclResult_t plan_group_simulate_end(float* estimatedUs) {
-  if (group_depth != 1)
+ncclResult_t group_simulate_end(float* estimatedUs) {
+  if (group_open != 1)
     return MK_FAIL(ncclInvalidUsage, "ncclGroupSimulateEnd: %s",
-                   group_depth == 0 ? "no group is open" : "it closes the outermost group only");
-  group_depth = 0;
+                   group_open == 0 ? "no group is open" : "it closes the outermost group only");
+  group_open = 0;
   ncclResult_t res = group_error;
   struct ncclComm* comm = group_comms;
   group_comms = NULL;
@@ -196,8 +197,8 @@ ncclResult_t plan_group_simulate_end(float* estimatedUs) {
   return res;
 }
 
-ncclResult_t plan_group_end(void) {
-  if (group_depth == 0) return MK_FAIL(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
-  if (--group_depth > 0) return ncclSuccess;
-  return plan_group_run();
+ncclResult_t group_end(void) {
+  if (group_open == 0) return MK_FAIL(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
+  if (--group_open > 0) return ncclSuccess;
+  return group_run();
 }
