@@ -10,7 +10,7 @@
  *   P3  piece k's result from rank k into the output, for every other k.
  * A chunk takes two dependent hops, where a ring takes 2(N-1): what a
  * small-rank AllReduce over sockets pays for, since each hop costs a
- * network round of thread hand-offs (docs/PERFORMANCE.md). P1 of the next
+ * network round of thread hand-offs. P1 of the next
  * chunk goes out before P3 of this one, so the network carries both.
  *
  * Every connection carries, per chunk, P1 then P2 in that order and one

@@ -76,8 +76,8 @@ static void host_worker_drain(host_worker_t* w, uint32_t cursor, uint32_t end) {
  * target for those. Items between its cursor and the run's start are none
  * of its own (their space may be reused already), so it jumps over them.
  * Waking, or even spinning, every worker for a collective on one channel
- * cost 16 us instead of 0.7 for an 8 B AllReduce with 8 channels on 32
- * cores, and far more with more threads than cores. */
+ * would cost many times a small collective's time, and far more with more
+ * threads than cores. */
 static void* host_worker_main(void* arg) {
   host_worker_t* w = arg;
   host_exec_t* ex = w->ex;

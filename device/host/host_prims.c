@@ -293,8 +293,8 @@ static const void* host_prims_flat_input(const uint32_t* mine, const uint32_t (*
  * over SHM): the same protocol as the mixed case below, word by word, the
  * input going straight to the lines and the lines to the fold. A third fewer
  * instructions for an 8 B AllReduce; what is left of its time is mostly
- * the lines' trips between cores (docs/PERFORMANCE.md), hence the
- * prefetch and the polls below. */
+ * the lines' trips between cores, hence the prefetch and the polls
+ * below. */
 static ncclResult_t host_prims_flat_lines(host_prims_t* p, const void* src, void* dst, size_t n, size_t bytes,
                                           int minePos) {
   steps_shape_t s = p->shape;

@@ -6,8 +6,7 @@
  * faster: the reader takes the lines from that cache. Where it does not (a
  * VM whose two vCPUs the host puts on two core complexes), each cached write
  * must first take its line back from the reader's cache, and the reader then
- * pulls it from the writer's, and streaming stores win by 2x or more
- * (docs/perf/host-shm.md, "Why two speeds"). Which of the two holds can
+ * pulls it from the writer's, and streaming stores win. Which of the two holds can
  * change while a process runs (the host moves vCPUs), so by default each
  * channel measures both: most slices use the cheaper mode, every
  * HOST_STORE_EXPLORE-th the other. */
@@ -27,9 +26,9 @@ enum { HOST_STORE_AUTO = -1 };
 #define HOST_STORE_EXPLORE 32
 /* Streaming is chosen only when the writer's slices cost at most this share
  * of cached ones: streamed data is read back from memory, not a cache, a
- * cost the writer's clock does not see. On the 2-core VM with its vCPUs
- * apart the share was about 0.2; on a 32-core Xeon at 64 MB, 0.75 picked
- * streaming and lost up to a third of the bandwidth. */
+ * cost the writer's clock does not see. Where the
+ * caches are apart the share is far below this; a margin near 1 picks
+ * streaming where it loses bandwidth. */
 #define HOST_STORE_MARGIN 0.5
 /* A streamed slice is computed in blocks this size, then streamed out. */
 #define HOST_STORE_BLOCK 8192

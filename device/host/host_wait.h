@@ -39,8 +39,8 @@ typedef struct {
 
 /* Few spins, many yields: with more ranks than cores (4 ranks on 2 cores)
  * the peer a rank waits for needs this core, and a yield hands it over at
- * once where spinning (256 pauses) or a futex sleep and wake-up cost 3x the
- * 8 B AllReduce time (docs/PERFORMANCE.md); with a core each, the data
+ * once where spinning or a futex sleep and wake-up cost several times a
+ * small AllReduce; with a core each, the data
  * arrives within the spins. */
 #define HOST_WAIT_SPINS 16
 #define HOST_WAIT_YIELDS 4096

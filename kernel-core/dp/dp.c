@@ -35,8 +35,7 @@ static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
 
 /* MKCCL_GPU_NCHANNELS=0: 64 channels where every rank has a GPU of its own
  * on this host and P2P may join them: a CTA's stores to a peer over NVLink
- * top out per SM (~7 GB/s on an H100), so the link fills only with many CTAs
- * (docs/perf/multi-gpu.md, "64 channels"). Else 16: staged SHM and NET
+ * top out per SM, so the link fills only with many CTAs. Else 16: staged SHM and NET
  * copies gain nothing from more, and each channel holds an NCCL_BUFFSIZE
  * buffer per ring peer. */
 static int64_t dp_gpu_channels_auto(struct ncclComm* comm) {
@@ -115,12 +114,10 @@ static int dp_channel_count(struct ncclComm* comm) {
   return (int)n;
 }
 
-/* GPU auto: a pair's Send/Recv and AlltoAll reached 0.85x NCCL's busbw with
- * 32 channels against 0.72x with 16, and Send/Recv 0.96x with 64 (2 H100s,
- * docs/perf/multi-gpu.md). With 16 a 4-GPU Send/Recv ring topped out at 165
- * GB/s (1 GB: 0.59x NCCL's time; 64 on 4 H200s: 0.93x), so up to 4 ranks
- * take 64: a peer's connections are made on first use, and 3 peers of 64
- * channels hold 768 MB of buffers at most. More peers each hold 16. */
+/* GPU auto: a point-to-point transfer fills NVLink only with many CTAs, as
+ * collectives do (dp_gpu_channels_auto), so up to 4 ranks take 64: a peer's
+ * connections are made on first use, and 3 peers of 64 channels hold 768 MB
+ * of buffers at most. More peers each hold 16. */
 int dp_gpu_p2p_channels_for(int nRanks) { return nRanks <= 4 ? 64 : 16; }
 
 /* Host point-to-point over the network: a peer's channels share one net
@@ -188,10 +185,9 @@ static ncclResult_t dp_rings_ll_agree(struct ncclComm* comm) {
 }
 
 /* Host rings over shared memory on one channel (a host with few CPUs for
- * its ranks, as the 2-core VM) move each rank's whole piece through one
+ * its ranks) move each rank's whole piece through one
  * pair of connections. Smaller steps there let the reader start on a slice
- * sooner and keep a slice within a core's L2 (docs/perf/host-shm.md,
- * "Smaller buffers for one channel"). Not where ranks outnumber a host's
+ * sooner and keep a slice within a core's L2. Not where ranks outnumber a host's
  * CPUs: a writer then runs ahead while its reader is off the CPU. With more
  * channels each channel's pieces are small already, and over sockets bigger
  * messages do better, so only there; NCCL_BUFFSIZE set by the user

@@ -118,8 +118,8 @@ static void* group_job(void* arg) {
 
 /* GPU launches never wait on a peer once the connections they use are up
  * (point-to-point, and the trees the tuner picks: plan_connected): such
- * comms are launched one after the other on this thread (a thread per comm
- * cost ~50 us per group with 2 GPUs in one process). A comm's kernels only
+ * comms are launched one after the other on this thread (starting a thread
+ * per comm would cost more than the launches). A comm's kernels only
  * ever wait on kernels launched before them, in this group or earlier. */
 static int group_serial(const group_job_t* jobs, int n) {
   for (int i = 0; i < n; i++)

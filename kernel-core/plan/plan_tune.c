@@ -93,9 +93,8 @@ static int plan_ll_channels(const struct ncclComm* comm, size_t bytes) {
   return want < comm->dp.ch.nChannels ? (int)want : comm->dp.ch.nChannels;
 }
 
-/* Up to MKCCL_GPU_LL_MAX_BYTES a GPU ring runs LL (measured on 2 H100s,
- * docs/perf/multi-gpu.md: our Simple pays a system fence and three block
- * barriers per slice, LL one store per hop). Like FLAT, left out where a
+/* Up to MKCCL_GPU_LL_MAX_BYTES a GPU ring runs LL (Simple pays a system
+ * fence and three block barriers per slice, LL one store per hop). Like FLAT, left out where a
  * tuner plugin, NCCL_ALGO or NCCL_PROTO decides; gpuLLMaxBytes is 0 then,
  * and on host ranks and rings without LL lines (dp_read_plan_params). */
 static int plan_gpu_ll_fits(struct ncclComm* comm, size_t bytes) {
@@ -104,8 +103,7 @@ static int plan_gpu_ll_fits(struct ncclComm* comm, size_t bytes) {
 
 /* A chain moves each chunk one hop at a time: a tree's levels (up and down
  * for AllReduce), a ring Broadcast's or Reduce's N-1 hops. With one chunk
- * per channel no hop overlaps another (a host tree AllReduce of 256 KB on 4
- * ranks took 4x the ring's time), so the chunk is halved until each channel
+ * per channel no hop overlaps another, so the chunk is halved until each channel
  * has two chunks per hop, down to a floor that keeps a step's fixed cost
  * small against its copy (host: a few us at several GB/s; GPU: fences). */
 static int64_t plan_chain_chunk(const struct ncclComm* comm, const plan_task_t* t, const plan_choice_t* c,

@@ -169,8 +169,8 @@ static void* proxy_thread_main(void* arg) {
   int64_t spinNs = param_MKCCL_PROXY_SPIN_US() * 1000;
   int64_t idleRounds = 0, emptySince = 0;
   /* A sleep of NCCL_PROXY_IDLE_SLEEP_US, not 50 us more: Linux adds that
-   * much timer slack by default, and a ring step over sockets waited for
-   * it (2 ranks on the VM, 1 MB AllReduce: 0.9 -> 1.5 GB/s with 1 us). */
+   * much timer slack by default, and a ring step over sockets would wait
+   * for it. */
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   for (;;) {
     int idle;

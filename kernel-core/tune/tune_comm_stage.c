@@ -24,9 +24,9 @@ ncclResult_t comm_tune_stage_init(struct ncclComm* comm) {
   topo.gpu = comm->cudaDev >= 0;
   /* Host ranks of one host over shared memory, each on a CPU of its own:
    * a hop costs a fraction of a microsecond, not NCCL's PCI constants (with
-   * those the tree won to 512 KB for 4 ranks, where the ring ran 1.3x to
-   * 2.2x faster from 16 KB on 16 cores, docs/PERFORMANCE.md). Where ranks
-   * outnumber CPUs a hop waits for a rank to be scheduled: the constants. */
+   * those the model keeps the tree far past the sizes where the ring is
+   * faster). Where ranks outnumber CPUs a hop waits for a rank to be
+   * scheduled: the constants. */
   if (comm->dp.par.hostShmCores) topo.intraLatUs = (double)param_MKCCL_HOST_SHM_HOP_NS() / 1000.0;
   const ncclTuner_v6_t* tuner = NULL;
   MK_CHECK(tune_plugin_acquire(&tuner));

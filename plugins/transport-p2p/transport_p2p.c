@@ -3,10 +3,8 @@
  * Each side allocates one region of device memory: [control words][steps].
  * Write mode: the receiver's region holds the step buffer; the sender's GPU
  * writes data and the tail into it and reads its own head. Read mode (the
- * default on Ampere only, NCCL_P2P_READ_ENABLE overrides; on 2 and 4 H100s
- * write mode gave AllReduce 144 vs 111 and 265 vs 207 GB/s busbw,
- * docs/perf/multi-gpu.md): the buffer lives with
- * the sender, which writes locally and publishes the tail remotely; the
+ * default on Ampere only, as in NCCL; NCCL_P2P_READ_ENABLE overrides; on
+ * Hopper write mode moves more): the buffer lives with the sender, which writes locally and publishes the tail remotely; the
  * receiver reads the data across the link. A peer in this process maps the
  * region by pointer (peer access enabled); another process opens a CUDA IPC
  * handle. LL lines (ring connections, when the core asks for them) always
