@@ -20,30 +20,46 @@ static manifest_set_t set_state;
 /* dladdr anchor: any symbol of the core names the object the core lives in. */
 static const char set_anchor = 0;
 
-/* "<folder of `object`>/mkccl" */
-static void set_plugin_dir(const char* object, char* dir, size_t size) {
+/* Where the plugins sit relative to the folder of the object holding the
+ * core: the library's own folder (lib/libnccl.so.2 -> lib/mkccl), or for a
+ * program linked with the core (mkccl-netcheck in bin/) the library folder
+ * beside it. MKCCL_LIBDIR_NAME is the install's library folder name. */
+#ifndef MKCCL_LIBDIR_NAME
+#define MKCCL_LIBDIR_NAME "lib"
+#endif
+static const char* const set_plugin_subdirs[] = {"mkccl", "../" MKCCL_LIBDIR_NAME "/mkccl"};
+#define SET_NSUBDIRS (int)(sizeof(set_plugin_subdirs) / sizeof(set_plugin_subdirs[0]))
+
+/* "<folder of `object`>/<sub>"; 0 when it fits. */
+static int set_plugin_dir(const char* object, const char* sub, char* dir, size_t size) {
   const char* slash = strrchr(object, '/');
-  if (!slash) snprintf(dir, size, "mkccl");
-  else snprintf(dir, size, "%.*s/mkccl", (int)(slash - object), object);
+  int n = slash ? snprintf(dir, size, "%.*s/%s", (int)(slash - object), object, sub) : snprintf(dir, size, "%s", sub);
+  return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* Looks for mkccl/manifest.yaml next to the object holding the core, by the
- * name it was loaded under and then by its real path; 0 when found. `dir`
- * gets the plugin folder either way (for the embedded default). */
+/* Looks for manifest.yaml in the plugin folders of the object holding the
+ * core, by the name it was loaded under and then by its real path; 0 when
+ * found. `dir` gets the plugin folder either way (for the embedded default:
+ * the first that exists, else the first candidate). */
 static int set_default_find(char* dir, size_t dirSize, char* path, size_t pathSize) {
   Dl_info info;
   const char* object = (dladdr(&set_anchor, &info) && info.dli_fname && *info.dli_fname) ? info.dli_fname : ".";
-  set_plugin_dir(object, dir, dirSize);
-  if (snprintf(path, pathSize, "%s/manifest.yaml", dir) >= (int)pathSize) return -1;
-  if (access(path, R_OK) == 0) return 0;
-  char real[PATH_MAX], realDir[PATH_MAX], realPath[PATH_MAX];
-  if (!realpath(object, real)) return -1;
-  set_plugin_dir(real, realDir, sizeof(realDir));
-  if (snprintf(realPath, sizeof(realPath), "%s/manifest.yaml", realDir) >= (int)sizeof(realPath)) return -1;
-  if (strcmp(realPath, path) == 0 || access(realPath, R_OK) != 0) return -1;
-  if (snprintf(dir, dirSize, "%s", realDir) >= (int)dirSize) return -1;
-  if (snprintf(path, pathSize, "%s", realPath) >= (int)pathSize) return -1;
-  return 0;
+  char real[PATH_MAX];
+  const char* names[2] = {object, realpath(object, real) ? real : NULL};
+  char first[PATH_MAX] = "", existing[PATH_MAX] = "";
+  for (int i = 0; i < 2; i++) {
+    for (int k = 0; names[i] && k < SET_NSUBDIRS; k++) {
+      char cand[PATH_MAX];
+      if (set_plugin_dir(names[i], set_plugin_subdirs[k], cand, sizeof(cand)) != 0) continue;
+      if (!first[0]) snprintf(first, sizeof(first), "%s", cand);
+      if (!existing[0] && access(cand, X_OK) == 0) snprintf(existing, sizeof(existing), "%s", cand);
+      if (snprintf(path, pathSize, "%s/manifest.yaml", cand) >= (int)pathSize) continue;
+      if (access(path, R_OK) == 0) return snprintf(dir, dirSize, "%s", cand) < (int)dirSize ? 0 : -1;
+    }
+  }
+  snprintf(dir, dirSize, "%s", existing[0] ? existing : first[0] ? first : "mkccl");
+  if (snprintf(path, pathSize, "%.*s/manifest.yaml", (int)(pathSize / 2), dir) >= (int)pathSize) path[0] = '\0';
+  return -1;
 }
 
 static ncclResult_t set_add(manifest_t* m) {

@@ -22,6 +22,9 @@
 # torch_check.py's groups; ONE_GPU_CASES is a regex on case names;
 # ONE_GPU_BUDGET_S bounds all cases (default 520 s). Logs, with each rank's
 # NCCL log (NCCL_DEBUG=INFO) under $OUT/CASE/, are packed into $OUT/logs.tgz.
+# FRAMEWORKS_WHEEL=1: mkccl as a PyTorch user installs it instead, the
+# carried wheel (PACK_WHEEL=1 tools/gpu/pack.sh) installed with pip from the
+# file alone, and the mkccl-exec that the wheel installs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export ONE_GPU_BUDGET_S=${ONE_GPU_BUDGET_S:-520}
@@ -31,14 +34,23 @@ RANKS=${FRAMEWORKS_RANKS:-2 4}
 NV_RANKS=${FRAMEWORKS_NVIDIA_RANKS:-2}
 FW=tools/gpu/frameworks
 EXEC=$C/bin/mkccl-exec
+# The carried library's one dependency this machine may lack (libyaml).
+DEPS=LD_LIBRARY_PATH=$C/deps
 export PYTHONDONTWRITEBYTECODE=1
+if [[ ${FRAMEWORKS_WHEEL:-0} == 1 ]]; then
+  WHEEL=$(ls "$C"/mkccl-*.whl 2>/dev/null | head -1)
+  if [[ -z $WHEEL ]] || ! python3 -m pip install -q --no-index --no-deps --target "$OUT/py" "$WHEEL" > "$OUT/pip.txt" 2>&1; then
+    echo "FAIL frameworks: pip install of the carried wheel (${WHEEL:-none}): $(tail -1 "$OUT/pip.txt" 2>/dev/null)" | tee -a "$OUT/summary.txt"
+    exit 1
+  fi
+  export PYTHONPATH=$OUT/py${PYTHONPATH:+:$PYTHONPATH}
+  EXEC=$OUT/py/bin/mkccl-exec
+  DEPS=MKCCL_FROM_WHEEL=1 # the wheel bundles what its library needs
+fi
 if ! MKLIB=$("$EXEC" --lib); then
   echo "FAIL frameworks: no mkccl-exec in the carry ($EXEC); run tools/gpu/pack.sh" | tee -a "$OUT/summary.txt"
   exit 1
 fi
-# The carried library's one dependency this machine may lack (libyaml).
-DEPS=LD_LIBRARY_PATH=$C/deps
-
 have() { timeout 90 python3 -c "$1" > "$OUT/have_$2.txt" 2>&1; }
 if have "import torch; print('torch', torch.__version__, 'NCCL', torch.cuda.nccl.version(), 'GPUs', torch.cuda.device_count())" torch; then
   HAVE_TORCH=1; echo "== $(tail -1 "$OUT/have_torch.txt"); mkccl's library: $MKLIB"

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 rm -rf .carry
 mkdir -p .carry/lib .carry/bin .carry/deps
 cp -a build/lib/libmkccl.so* build/lib/libnccl.so* .carry/lib/
-cp -a build/lib/mkccl .carry/lib/
+cp -a build/lib/mkccl build/lib/mkccl-netcheck .carry/lib/
 # Test-only plugins (the host suite's tuners and profilers) stay here: the
 # GPU check loads none of them, and the carry is limited to 64 MiB.
 rm -f .carry/lib/mkccl/libmkccl-test-*.so
@@ -26,6 +26,14 @@ fi
 # The GPU microbenchmark (bench/gpu_micro.cu, static cudart, ~1 MB), where nvcc is.
 if [[ -x /usr/local/cuda/bin/nvcc ]]; then bench/gpu_micro_build.sh .carry/bin/mkccl-gpu-micro; fi
 cp -aL /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 .carry/deps/
+# PACK_WHEEL=1: the Python wheel too, from an install of build/
+# (tools/gpu/frameworks.sh with FRAMEWORKS_WHEEL=1 installs it with pip).
+if [[ ${PACK_WHEEL:-0} == 1 ]]; then
+  rm -rf build/wheel-prefix
+  cmake --install build --prefix build/wheel-prefix > /dev/null
+  python3 packaging/python/build_wheel.py --prefix build/wheel-prefix --out .carry \
+    --version "$(sed -n 's/^project(mkccl VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
+fi
 # nvJitLink (UNPACK on GPUs links device code at init), in case that machine
 # has none of CUDA 13: 99 MB, so compressed (kept in build/ between packs).
 # PACK_NVJITLINK=0 leaves it out (multi_gpu.sh does not run UNPACK; the

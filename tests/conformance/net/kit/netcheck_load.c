@@ -17,8 +17,9 @@
 
 int netcheck_verbose;
 
-/* The pin for version abi: next to the tool (build tree) or under the
- * install's libdir. */
+/* The pin for version abi, in the kit's own folder beside the tool's (never
+ * among the plugins the library loads): lib/mkccl-netcheck in the build
+ * tree, <libdir>/mkccl-netcheck under an install prefix. */
 static int netcheck_pin_path(int abi, char* out, size_t cap) {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -27,7 +28,7 @@ static int netcheck_pin_path(int abi, char* out, size_t cap) {
   char* slash = strrchr(exe, '/');
   if (!slash) return -1;
   *slash = 0;
-  const char* dirs[] = {"../lib/mkccl", "../" NETCHECK_INSTALL_LIBDIR "/mkccl"};
+  const char* dirs[] = {"../lib/mkccl-netcheck", "../" NETCHECK_INSTALL_LIBDIR "/mkccl-netcheck"};
   for (int i = 0; i < 2; i++) {
     int n2 = snprintf(out, cap, "%.*s/%s/libmkccl-netcheck-abi%d.so", (int)(cap / 2), exe, dirs[i], abi);
     if (n2 > 0 && (size_t)n2 < cap && access(out, R_OK) == 0) return 0;
@@ -57,7 +58,7 @@ int netcheck_load(const char* path, int abi, netcheck_plugin_t* out, char* why, 
       return -1;
     }
     if (netcheck_pin_path(abi, lib, sizeof(lib)) != 0) {
-      snprintf(why, whyLen, "no ABI pin libmkccl-netcheck-abi%d.so next to mkccl-netcheck", abi);
+      snprintf(why, whyLen, "no ABI pin libmkccl-netcheck-abi%d.so in the kit's folder (../lib/mkccl-netcheck from mkccl-netcheck)", abi);
       return -1;
     }
     setenv("MKCCL_NETCHECK_TARGET", path, 1);
