@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin/program.h"
 #include "tune/tune.h"
+
+/* Installed in bin/ beside lib/: the core finds the shipped plugins there. */
+const int mkccl_program_beside_lib = 1;
 
 #define MAX_TUNERS 2
 

@@ -21,14 +21,15 @@ static manifest_set_t set_state;
 static const char set_anchor = 0;
 
 /* Where the plugins sit relative to the folder of the object holding the
- * core: the library's own folder (lib/libnccl.so.2 -> lib/mkccl), or for a
- * program linked with the core (mkccl-netcheck in bin/) the library folder
- * beside it. MKCCL_LIBDIR_NAME is the install's library folder name. */
+ * core: the library's own folder (lib/libnccl.so.2 -> lib/mkccl), and for a
+ * program linked with the core that says it sits in bin/ beside lib/
+ * (manifest_set.h: mkccl_program_beside_lib) the library folder beside it.
+ * MKCCL_LIBDIR_NAME is the install's library folder name. */
 #ifndef MKCCL_LIBDIR_NAME
 #define MKCCL_LIBDIR_NAME "lib"
 #endif
 static const char* const set_plugin_subdirs[] = {"mkccl", "../" MKCCL_LIBDIR_NAME "/mkccl"};
-#define SET_NSUBDIRS (int)(sizeof(set_plugin_subdirs) / sizeof(set_plugin_subdirs[0]))
+#define SET_NSUBDIRS (&mkccl_program_beside_lib ? 2 : 1)
 
 /* "<folder of `object`>/<sub>"; 0 when it fits. */
 static int set_plugin_dir(const char* object, const char* sub, char* dir, size_t size) {

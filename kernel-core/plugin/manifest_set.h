@@ -18,6 +18,7 @@
 #include <limits.h>
 
 #include "plugin/manifest.h"
+#include "plugin/program.h"
 
 #define MANIFEST_EMBEDDED_NAME "<embedded default>"
 
