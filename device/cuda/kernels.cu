@@ -578,8 +578,7 @@ static __device__ int mk_prims_bind(mk_prims* p, const mk_tree_exec* x, const in
   mk_prims_bind((p), (const mk_tree_exec*)(ctx)->exec, (recvPeers), (nRecv), (sendPeers), (nSend))
 #include "device/common/coll_tree.h"
 
-static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid,
-                                   bool split) {
+static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid) {
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
   int sendChunks = 0, recvChunks = 0;
   mk_prims sp = *base;
@@ -603,11 +602,9 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_wor
   rp.send = nullptr;
   if (sp.send) sp.stepSize = sp.send->stepSize;
   if (rp.recv) rp.stepSize = rp.recv->stepSize;
-  /* Both ways (MKCCL_GPU_P2P_SPLIT): half the block sends while the other
-   * half receives, each with its own named barrier. Otherwise one chunk of
-   * each in turn (never all sends first: two peers sending to each other
-   * would both wait for room). */
-  bool both = split && sendChunks > 0 && recvChunks > 0;
+  /* Both ways: half the block sends while the other half receives, each
+   * with its own named barrier; one way: the whole block. */
+  bool both = sendChunks > 0 && recvChunks > 0;
   int half = blockDim.x / 2;
   bool sends = !both || (int)threadIdx.x < half, recvs = !both || (int)threadIdx.x >= half;
   if (both) {
@@ -708,7 +705,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   int bid = channel - w->channelLo;
   /* (Send/Recv to itself never comes here: the planner copies on the stream.) */
   if (w->coll == MK_COLL_SENDRECV) {
-    mk_run_p2p(ch, comm->nRanks, w, &p, bid, comm->p2pSplit != 0);
+    mk_run_p2p(ch, comm->nRanks, w, &p, bid);
     return;
   }
   if (comm->nRanks == 1) {
