@@ -63,7 +63,6 @@ typedef struct {
    * step waits for those writes (on 2 H100s they made a small AllReduce take
    * ~60-100 us). A timeout is marked in the row always. */
   uint32_t traceStatus;
-  uint32_t copyUnroll;          /* MKCCL_GPU_COPY_UNROLL: 16-byte loads per thread a turn in plain copies (4 or 8) */
   uint32_t traceCap;            /* MKCCL_GPU_TRACE: events `trace` holds (0: no trace) */
   uint32_t postWarp;            /* MKCCL_GPU_POST_WARP */
   uint32_t pad;

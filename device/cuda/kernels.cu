@@ -54,7 +54,6 @@ struct mk_prims {
    * of it with a named barrier of its own (a send and a receive of one
    * channel side by side, as NCCL's send/recv warp groups). */
   int tid, nthreads, bar;
-  int copyUnroll; /* 16-byte loads per thread a turn in mk_copy (4 or 8) */
   int postWarp;   /* MKCCL_GPU_POST_WARP: a whole block's Simple slices posted by its last warp */
   /* Every thread's own copy of the bound connections' step counters, so
    * that no thread waits for thread 0's posts to read them (thread 0 also
@@ -264,10 +263,7 @@ static __device__ void mk_move(const mk_prims& p, int op, const char* a, const c
     const char* src = a ? a : b;
     if (d1 == src) d1 = nullptr;
     if (d0 == src) return;
-    if (p.copyUnroll == 8)
-      mk_copy<8>(tid, n, src, d0, d1, nelem * p.ts);
-    else
-      mk_copy<4>(tid, n, src, d0, d1, nelem * p.ts);
+    mk_copy(tid, n, src, d0, d1, nelem * p.ts);
     return;
   }
   switch (p.type) {
@@ -671,7 +667,6 @@ static __device__ __forceinline__ void mk_prims_setup(mk_prims& p, mk_dev_comm_t
   p.ticks = 0;
   p.proto = w->proto == MK_PROTO_LL ? MK_PROTO_LL : MK_PROTO_SIMPLE;
   p.tid = threadIdx.x, p.nthreads = blockDim.x, p.bar = 0;
-  p.copyUnroll = comm->copyUnroll;
   p.postWarp = comm->postWarp;
   p.recv = p.send = p.recv1 = p.send1 = nullptr;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
