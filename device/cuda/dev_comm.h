@@ -64,8 +64,6 @@ typedef struct {
    * ~60-100 us). A timeout is marked in the row always. */
   uint32_t traceStatus;
   uint32_t traceCap;            /* MKCCL_GPU_TRACE: events `trace` holds (0: no trace) */
-  uint32_t postWarp;            /* MKCCL_GPU_POST_WARP */
-  uint32_t pad;
   uint64_t* trace;              /* device memory: [0] count, then (time, code) pairs of channel 0's slices */
   mk_dev_channel_t channels[MK_DEV_MAX_CHANNELS];
 } mk_dev_comm_t;

@@ -500,7 +500,6 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
   int64_t timeoutSec = param_MKCCL_TIMEOUT();
   ex->hostComm->timeoutNs = timeoutSec > 0 ? (uint64_t)timeoutSec * 1000000000ull : 0;
   ex->hostComm->traceStatus = param_MKCCL_GPU_WATCHDOG() > 0 || param_MKCCL_GPU_PROBE() != 0;
-  ex->hostComm->postWarp = param_MKCCL_GPU_POST_WARP() != 0;
   int64_t traceCap = param_MKCCL_GPU_TRACE();
   size_t traceBytes = (1 + 2 * (size_t)traceCap) * sizeof(uint64_t);
   cu_deviceptr_t traceDev;

@@ -54,7 +54,6 @@ struct mk_prims {
    * of it with a named barrier of its own (a send and a receive of one
    * channel side by side, as NCCL's send/recv warp groups). */
   int tid, nthreads, bar;
-  int postWarp;   /* MKCCL_GPU_POST_WARP: a whole block's Simple slices posted by its last warp */
   /* Every thread's own copy of the bound connections' step counters, so
    * that no thread waits for thread 0's posts to read them (thread 0 also
    * keeps the slot's `step` current, for the write-back). */
@@ -323,20 +322,19 @@ static __device__ void mk_slice_data(const mk_prims* p, int prim, const char* in
   }
 }
 
-/* MKCCL_GPU_POST_WARP: when a whole block runs the Simple primitives, its
- * last warp posts each slice (heads, sizes, the system fence, tails) while
- * the other warps go on to the next slice's wait and data, as NCCL's
- * primitives give the posts to threads of their own. A slice's fence waits
- * for its stores to reach the peer (1 to 5 us, MKCCL_GPU_TRACE); with
- * thread 0 posting, no data moved meanwhile. Barriers: MK_BAR_WORKERS
- * among the others, MK_BAR_SLICE (the whole block, once per slice) hands a
+/* When a whole block runs the Simple primitives, its last warp posts each
+ * slice (heads, sizes, the system fence, tails) while the other warps go on
+ * to the next slice's wait and data, as NCCL's primitives give the posts to
+ * threads of their own: a slice's fence waits for its stores to reach the
+ * peer, and no data would move meanwhile. Barriers: MK_BAR_WORKERS among
+ * the others, MK_BAR_SLICE (the whole block, once per slice) hands a
  * slice that is written over to the post warp, and an abort with it. */
 #define MK_BAR_WORKERS 3
 #define MK_BAR_SLICE 4
 #define MK_POST_WARP_TID (MK_KERNEL_THREADS - 32)
 
 static __device__ bool mk_post_roles(const mk_prims* p) {
-  return p->postWarp && p->bar == 0 && p->nthreads == MK_KERNEL_THREADS && (int)blockDim.x == MK_KERNEL_THREADS;
+  return p->bar == 0 && p->nthreads == MK_KERNEL_THREADS && (int)blockDim.x == MK_KERNEL_THREADS;
 }
 
 /* A slice's posts, by one thread after the barrier that ends its data: one
@@ -667,7 +665,6 @@ static __device__ __forceinline__ void mk_prims_setup(mk_prims& p, mk_dev_comm_t
   p.ticks = 0;
   p.proto = w->proto == MK_PROTO_LL ? MK_PROTO_LL : MK_PROTO_SIMPLE;
   p.tid = threadIdx.x, p.nthreads = blockDim.x, p.bar = 0;
-  p.postWarp = comm->postWarp;
   p.recv = p.send = p.recv1 = p.send1 = nullptr;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
 }
