@@ -39,7 +39,7 @@ struct gpu_exec {
   cu_module_t module;
   int ownModule;            /* module is this executor's (net device code linked in, or not cached): unloaded */
   cu_function_t kernel;
-  cu_function_t kernelLL;   /* the LL-only kernel (MKCCL_GPU_LL_KERNEL), NULL: items all go to `kernel` */
+  cu_function_t kernelLL;   /* the LL-only kernel, NULL (net device unpack): items all go to `kernel` */
   mk_dev_comm_t* devComm;   /* device memory */
   mk_dev_comm_t* hostComm;  /* what was copied there */
   mk_dev_conn_t* devConns;  /* every channel's connection table (device memory) */
@@ -408,7 +408,7 @@ ncclResult_t gpu_exec_create(struct ncclComm* comm, gpu_exec_t** out) {
    * item runs on the full kernel. Not with the net device's unpack: LL
    * runs over P2P lines only, never over a net connection. */
   int regsLL = 0;
-  if (!ex->unpack && param_MKCCL_GPU_LL_KERNEL() &&
+  if (!ex->unpack &&
       (g->module_get_function(&ex->kernelLL, ex->module, MK_KERNEL_LL_NAME) != CUDA_DRV_SUCCESS ||
        g->func_get_attribute(&regsLL, CU_FUNC_ATTRIBUTE_NUM_REGS, ex->kernelLL) != CUDA_DRV_SUCCESS))
     ex->kernelLL = NULL;
