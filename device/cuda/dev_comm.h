@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "device/common/work.h"
 #include "transport/mkccl_transport_v1.h"
 
 #define MK_DEV_MAX_CHANNELS 64
