@@ -68,13 +68,10 @@ static __device__ __forceinline__ void my_part(int64_t n, int64_t align, int64_t
   *len = blockIdx.x == gridDim.x - 1 ? n - *off : part;
 }
 
-__global__ void __launch_bounds__(THREADS) k_copy(const char* src, char* dst, char* dst1, int64_t bytes, int unroll) {
+__global__ void __launch_bounds__(THREADS) k_copy(const char* src, char* dst, char* dst1, int64_t bytes) {
   int64_t off, len;
   my_part(bytes, 16, &off, &len);
-  if (unroll == 8)
-    mk_copy<8>(threadIdx.x, blockDim.x, src + off, dst + off, dst1 ? dst1 + off : nullptr, len);
-  else
-    mk_copy<4>(threadIdx.x, blockDim.x, src + off, dst + off, dst1 ? dst1 + off : nullptr, len);
+  mk_copy(threadIdx.x, blockDim.x, src + off, dst + off, dst1 ? dst1 + off : nullptr, len);
 }
 
 __global__ void __launch_bounds__(THREADS) k_reduce(const float* a, const float* b, float* d0, float* d1, int64_t n) {
@@ -94,7 +91,7 @@ __global__ void __launch_bounds__(THREADS) k_slice(const char* src, char* dst, i
   uint64_t n = 0;
   for (int64_t off = 0; off < bytes; off += slice) {
     int64_t len = bytes - off < slice ? bytes - off : slice;
-    mk_copy<4>(threadIdx.x, blockDim.x, src + off, dst + off, nullptr, len);
+    mk_copy(threadIdx.x, blockDim.x, src + off, dst + off, nullptr, len);
     __syncthreads();
     if (threadIdx.x == 0) {
       if (F == FENCE_ACQREL_SYS) mk_fence_sys();
@@ -242,20 +239,19 @@ static double time_gpu0(gpus& g, int warm, int reps, L launch) {
 }
 
 static void test_copy(gpus& g) {
-  header("copy", "mk_copy<U> on GPU0, nb CTAs x 512 threads, each its own contiguous part; 5 reps after 1 warm-up");
+  header("copy", "mk_copy on GPU0, nb CTAs x 512 threads, each its own contiguous part; 5 reps after 1 warm-up");
   struct { const char* name; const char* src; char* dst; char* dst1; } place[4] = {
       {"write local->peer", g.src0, g.buf1, nullptr},
       {"write local->peer+local", g.src0, g.buf1, g.dst0},
       {"read peer->local", g.buf1, g.dst0, nullptr},
       {"local->local", g.src0, g.dst0, nullptr}};
   for (auto& p : place)
-    for (int nb : {1, 8, 16, 32})
-      for (int u : {4, 8}) {
-        double us = time_gpu0(g, 1, 5, [&] { k_copy<<<nb, THREADS, 0, g.s[0]>>>(p.src, p.dst, p.dst1, BIG, u); });
-        char cfg[64];
-        snprintf(cfg, sizeof cfg, "%s nb=%d U=%d", p.name, nb, u);
-        row(cfg, BIG, us);
-      }
+    for (int nb : {1, 8, 16, 32}) {
+      double us = time_gpu0(g, 1, 5, [&] { k_copy<<<nb, THREADS, 0, g.s[0]>>>(p.src, p.dst, p.dst1, BIG); });
+      char cfg[64];
+      snprintf(cfg, sizeof cfg, "%s nb=%d", p.name, nb);
+      row(cfg, BIG, us);
+    }
 }
 
 static void test_reduce(gpus& g) {
@@ -277,7 +273,7 @@ static void test_slice(gpus& g) {
   header("slice", "1 CTA copies local->peer in slices; per slice: barrier, [fence], relaxed flag store to the peer, "
                   "barrier; 3 reps");
   uint64_t* pf = g.flag[1];
-  double us = time_gpu0(g, 1, 3, [&] { k_copy<<<1, THREADS, 0, g.s[0]>>>(g.src0, g.buf1, nullptr, BIG, 0); });
+  double us = time_gpu0(g, 1, 3, [&] { k_copy<<<1, THREADS, 0, g.s[0]>>>(g.src0, g.buf1, nullptr, BIG); });
   row("no slices (plain mk_copy)", BIG, us);
   for (int64_t S : {(int64_t)64 << 10, (int64_t)256 << 10, (int64_t)1 << 20}) {
     struct { const char* name; void (*k)(const char*, char*, int64_t, int64_t, uint64_t*); } v[3] = {
@@ -378,20 +374,19 @@ static void test_vmm(gpus& g) {
   CK(cudaSetDevice(1));
   CK(cudaMemset(vbuf, 0, BIG));
   CK(cudaDeviceSynchronize());
-  header("vmm", "mk_copy<U> on GPU0 writing to GPU1: cudaMalloc vs cuMemCreate memory; 5 reps after 1 warm-up");
+  header("vmm", "mk_copy on GPU0 writing to GPU1: cudaMalloc vs cuMemCreate memory; 5 reps after 1 warm-up");
   struct { const char* name; char* dst; char* dst1; } place[4] = {
       {"peer cudaMalloc", g.buf1, nullptr},
       {"peer cuMem", vbuf, nullptr},
       {"peer cudaMalloc+local", g.buf1, g.dst0},
       {"peer cuMem+local", vbuf, g.dst0}};
   for (auto& p : place)
-    for (int nb : {16, 24, 32, 48, 64})
-      for (int u : {4, 8}) {
-        double us = time_gpu0(g, 1, 5, [&] { k_copy<<<nb, THREADS, 0, g.s[0]>>>(g.src0, p.dst, p.dst1, BIG, u); });
-        char cfg[64];
-        snprintf(cfg, sizeof cfg, "%s nb=%d U=%d", p.name, nb, u);
-        row(cfg, BIG, us);
-      }
+    for (int nb : {16, 24, 32, 48, 64}) {
+      double us = time_gpu0(g, 1, 5, [&] { k_copy<<<nb, THREADS, 0, g.s[0]>>>(g.src0, p.dst, p.dst1, BIG); });
+      char cfg[64];
+      snprintf(cfg, sizeof cfg, "%s nb=%d", p.name, nb);
+      row(cfg, BIG, us);
+    }
 }
 
 static void on_alarm(int) {

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "device/common/work.h"
 #include "transport/mkccl_transport_v1.h"
 
 #define MK_DEV_MAX_CHANNELS 64
@@ -63,11 +64,7 @@ typedef struct {
    * step waits for those writes (on 2 H100s they made a small AllReduce take
    * ~60-100 us). A timeout is marked in the row always. */
   uint32_t traceStatus;
-  uint32_t p2pSplit;            /* MKCCL_GPU_P2P_SPLIT: a Send/Recv item's send and receive side by side */
-  uint32_t copyUnroll;          /* MKCCL_GPU_COPY_UNROLL: 16-byte loads per thread a turn in plain copies (4 or 8) */
   uint32_t traceCap;            /* MKCCL_GPU_TRACE: events `trace` holds (0: no trace) */
-  uint32_t postWarp;            /* MKCCL_GPU_POST_WARP */
-  uint32_t pad;
   uint64_t* trace;              /* device memory: [0] count, then (time, code) pairs of channel 0's slices */
   mk_dev_channel_t channels[MK_DEV_MAX_CHANNELS];
 } mk_dev_comm_t;

@@ -54,8 +54,6 @@ struct mk_prims {
    * of it with a named barrier of its own (a send and a receive of one
    * channel side by side, as NCCL's send/recv warp groups). */
   int tid, nthreads, bar;
-  int copyUnroll; /* 16-byte loads per thread a turn in mk_copy (4 or 8) */
-  int postWarp;   /* MKCCL_GPU_POST_WARP: a whole block's Simple slices posted by its last warp */
   /* Every thread's own copy of the bound connections' step counters, so
    * that no thread waits for thread 0's posts to read them (thread 0 also
    * keeps the slot's `step` current, for the write-back). */
@@ -264,10 +262,7 @@ static __device__ void mk_move(const mk_prims& p, int op, const char* a, const c
     const char* src = a ? a : b;
     if (d1 == src) d1 = nullptr;
     if (d0 == src) return;
-    if (p.copyUnroll == 8)
-      mk_copy<8>(tid, n, src, d0, d1, nelem * p.ts);
-    else
-      mk_copy<4>(tid, n, src, d0, d1, nelem * p.ts);
+    mk_copy(tid, n, src, d0, d1, nelem * p.ts);
     return;
   }
   switch (p.type) {
@@ -327,20 +322,19 @@ static __device__ void mk_slice_data(const mk_prims* p, int prim, const char* in
   }
 }
 
-/* MKCCL_GPU_POST_WARP: when a whole block runs the Simple primitives, its
- * last warp posts each slice (heads, sizes, the system fence, tails) while
- * the other warps go on to the next slice's wait and data, as NCCL's
- * primitives give the posts to threads of their own. A slice's fence waits
- * for its stores to reach the peer (1 to 5 us, MKCCL_GPU_TRACE); with
- * thread 0 posting, no data moved meanwhile. Barriers: MK_BAR_WORKERS
- * among the others, MK_BAR_SLICE (the whole block, once per slice) hands a
+/* When a whole block runs the Simple primitives, its last warp posts each
+ * slice (heads, sizes, the system fence, tails) while the other warps go on
+ * to the next slice's wait and data, as NCCL's primitives give the posts to
+ * threads of their own: a slice's fence waits for its stores to reach the
+ * peer, and no data would move meanwhile. Barriers: MK_BAR_WORKERS among
+ * the others, MK_BAR_SLICE (the whole block, once per slice) hands a
  * slice that is written over to the post warp, and an abort with it. */
 #define MK_BAR_WORKERS 3
 #define MK_BAR_SLICE 4
 #define MK_POST_WARP_TID (MK_KERNEL_THREADS - 32)
 
 static __device__ bool mk_post_roles(const mk_prims* p) {
-  return p->postWarp && p->bar == 0 && p->nthreads == MK_KERNEL_THREADS && (int)blockDim.x == MK_KERNEL_THREADS;
+  return p->bar == 0 && p->nthreads == MK_KERNEL_THREADS && (int)blockDim.x == MK_KERNEL_THREADS;
 }
 
 /* A slice's posts, by one thread after the barrier that ends its data: one
@@ -578,8 +572,7 @@ static __device__ int mk_prims_bind(mk_prims* p, const mk_tree_exec* x, const in
   mk_prims_bind((p), (const mk_tree_exec*)(ctx)->exec, (recvPeers), (nRecv), (sendPeers), (nSend))
 #include "device/common/coll_tree.h"
 
-static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid,
-                                   bool split) {
+static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid) {
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
   int sendChunks = 0, recvChunks = 0;
   mk_prims sp = *base;
@@ -603,11 +596,9 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_wor
   rp.send = nullptr;
   if (sp.send) sp.stepSize = sp.send->stepSize;
   if (rp.recv) rp.stepSize = rp.recv->stepSize;
-  /* Both ways (MKCCL_GPU_P2P_SPLIT): half the block sends while the other
-   * half receives, each with its own named barrier. Otherwise one chunk of
-   * each in turn (never all sends first: two peers sending to each other
-   * would both wait for room). */
-  bool both = split && sendChunks > 0 && recvChunks > 0;
+  /* Both ways: half the block sends while the other half receives, each
+   * with its own named barrier; one way: the whole block. */
+  bool both = sendChunks > 0 && recvChunks > 0;
   int half = blockDim.x / 2;
   bool sends = !both || (int)threadIdx.x < half, recvs = !both || (int)threadIdx.x >= half;
   if (both) {
@@ -674,8 +665,6 @@ static __device__ __forceinline__ void mk_prims_setup(mk_prims& p, mk_dev_comm_t
   p.ticks = 0;
   p.proto = w->proto == MK_PROTO_LL ? MK_PROTO_LL : MK_PROTO_SIMPLE;
   p.tid = threadIdx.x, p.nthreads = blockDim.x, p.bar = 0;
-  p.copyUnroll = comm->copyUnroll;
-  p.postWarp = comm->postWarp;
   p.recv = p.send = p.recv1 = p.send1 = nullptr;
   if (threadIdx.x == 0) mk_status(p.status, MK_STATUS_OP, w->opCount + 1);
 }
@@ -708,7 +697,7 @@ static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const m
   int bid = channel - w->channelLo;
   /* (Send/Recv to itself never comes here: the planner copies on the stream.) */
   if (w->coll == MK_COLL_SENDRECV) {
-    mk_run_p2p(ch, comm->nRanks, w, &p, bid, comm->p2pSplit != 0);
+    mk_run_p2p(ch, comm->nRanks, w, &p, bid);
     return;
   }
   if (comm->nRanks == 1) {

@@ -118,15 +118,40 @@ static int premul_main(int rank, int n, void* arg) {
   return 0;
 }
 
+/* What `streams` and `order` run on: the rank's communicator on its stream
+ * s1, and a second, non-blocking stream s2, for ROUNDS rounds. */
+#define ROUNDS 3
+typedef struct {
+  int rank;
+  cudaStream_t s1, s2;
+  ncclComm_t comm;
+} two_streams_t;
+
+static two_streams_t two_streams_open(int rank, int n) {
+  two_streams_t t = {.rank = rank};
+  gpu_rank_join(rank, n, ndev, &id, &t.s1, &t.comm);
+  CUDA_CHECK(cudaStreamCreateWithFlags(&t.s2, cudaStreamNonBlocking));
+  return t;
+}
+
+/* Once every round was exact: what two_streams_open made goes, and the
+ * rank says what it checked. */
+static int two_streams_close(two_streams_t* t, const char* what) {
+  CHECK_NCCL(ncclCommDestroy(t->comm));
+  CUDA_CHECK(cudaStreamDestroy(t->s2));
+  CUDA_CHECK(cudaStreamDestroy(t->s1));
+  fprintf(stderr, "rank %d: %s, %d rounds: exact\n", t->rank, what, ROUNDS);
+  return 0;
+}
+
 /* The second stream's input comes last out of a copy much larger than the
  * collective, so work that does not wait for that stream reads it early. */
 #define BIG (64u << 20)
 static int streams_main(int rank, int n, void* arg) {
   (void)arg;
-  cudaStream_t s1, s2;
-  ncclComm_t comm;
-  gpu_rank_join(rank, n, ndev, &id, &s1, &comm);
-  CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  two_streams_t t = two_streams_open(rank, n);
+  cudaStream_t s1 = t.s1, s2 = t.s2;
+  ncclComm_t comm = t.comm;
   size_t bytes = COUNT * sizeof(float);
   char* big;
   float *a, *aOut, *bOut;
@@ -139,7 +164,7 @@ static int streams_main(int rank, int n, void* arg) {
   CUDA_CHECK(cudaMallocHost((void**)&hostBig, BIG));
   float* host;
   CUDA_CHECK(cudaMallocHost((void**)&host, bytes));
-  for (int round = 0; round < 3; round++) {
+  for (int round = 0; round < ROUNDS; round++) {
     float* hb = (float*)(hostBig + BIG - bytes);
     for (size_t i = 0; i < COUNT; i++) {
       host[i] = (float)(rank + 1) + (float)(i % 13);
@@ -172,11 +197,7 @@ static int streams_main(int rank, int n, void* arg) {
   CUDA_CHECK(cudaFree(aOut));
   CUDA_CHECK(cudaFree(a));
   CUDA_CHECK(cudaFree(big));
-  CHECK_NCCL(ncclCommDestroy(comm));
-  CUDA_CHECK(cudaStreamDestroy(s2));
-  CUDA_CHECK(cudaStreamDestroy(s1));
-  fprintf(stderr, "rank %d: a group on two streams, 3 rounds: exact\n", rank);
-  return 0;
+  return two_streams_close(&t, "a group on two streams");
 }
 
 static void hold_back(void* arg) { usleep((useconds_t)(uintptr_t)arg); }
@@ -185,16 +206,15 @@ static float order_value(int which, int rank, size_t i) { return (float)(which *
 
 static int order_main(int rank, int n, void* arg) {
   (void)arg;
-  cudaStream_t s1, s2;
-  ncclComm_t comm;
-  gpu_rank_join(rank, n, ndev, &id, &s1, &comm);
-  CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  two_streams_t t = two_streams_open(rank, n);
+  cudaStream_t s1 = t.s1, s2 = t.s2;
+  ncclComm_t comm = t.comm;
   size_t bytes = COUNT * sizeof(float);
   float *a, *b, *host;
   CUDA_CHECK(cudaMalloc((void**)&a, bytes));
   CUDA_CHECK(cudaMalloc((void**)&b, bytes));
   CUDA_CHECK(cudaMallocHost((void**)&host, bytes));
-  for (int round = 0; round < 3; round++) {
+  for (int round = 0; round < ROUNDS; round++) {
     for (int which = 0; which < 2; which++) {
       for (size_t i = 0; i < COUNT; i++) host[i] = order_value(which + 2 * round, rank, i);
       CUDA_CHECK(cudaMemcpy(which ? b : a, host, bytes, cudaMemcpyHostToDevice));
@@ -218,11 +238,7 @@ static int order_main(int rank, int n, void* arg) {
   CUDA_CHECK(cudaFreeHost(host));
   CUDA_CHECK(cudaFree(b));
   CUDA_CHECK(cudaFree(a));
-  CHECK_NCCL(ncclCommDestroy(comm));
-  CUDA_CHECK(cudaStreamDestroy(s2));
-  CUDA_CHECK(cudaStreamDestroy(s1));
-  fprintf(stderr, "rank %d: collectives on two streams in call order, 3 rounds: exact\n", rank);
-  return 0;
+  return two_streams_close(&t, "collectives on two streams in call order");
 }
 
 #define WIDE_COUNT 1024
