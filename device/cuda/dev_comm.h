@@ -61,8 +61,8 @@ typedef struct {
   uint64_t timeoutNs;           /* MKCCL_TIMEOUT: a wait with no progress this long aborts (0: never) */
   /* Progress is written to the status rows only when the watchdog or the
    * probe reads them: each write crosses PCIe, and the system fence of every
-   * step waits for those writes (on 2 H100s they made a small AllReduce take
-   * ~60-100 us). A timeout is marked in the row always. */
+   * step waits for those writes (they would make a small AllReduce many
+   * times slower). A timeout is marked in the row always. */
   uint32_t traceStatus;
   uint32_t traceCap;            /* MKCCL_GPU_TRACE: events `trace` holds (0: no trace) */
   uint64_t* trace;              /* device memory: [0] count, then (time, code) pairs of channel 0's slices */
@@ -72,8 +72,8 @@ typedef struct {
 /* Kernel arguments. A launch of at most MK_ARGS_WORKS items carries them
  * here (`inlined`), in the kernel's parameter space; a larger one leaves them
  * in the work FIFO (host-pinned memory), `nWorks` of them from
- * `workOffset`. Every CTA reading its items across PCIe cost up to 150 us
- * on 2 H100s with 32 CTAs (docs/perf/multi-gpu.md); parameters cost none. */
+ * `workOffset`. Every CTA reading its items across PCIe costs a launch
+ * far more than the items do; parameters cost none. */
 #define MK_ARGS_WORKS 8
 typedef struct {
   mk_dev_comm_t* comm;

@@ -66,7 +66,7 @@ ncclResult_t gpu_exec_sync_conns(gpu_exec_t* ex, struct ncclComm* comm, void* la
     if (!ex->ringSynced[c]) {
       /* Ring description: written once, before any connection is used (a
        * flag of its own: a one-rank ring never connects, and copying it at
-       * every launch cost ~5 us per channel). */
+       * every launch would cost each launch per channel). */
       h->ringPrev = ch->ring.prev;
       h->ringNext = ch->ring.next;
       h->ringIndex = ch->ring.index;

@@ -17,10 +17,9 @@ static cu_result_t gpu_stream_wait(const cuda_gpu_t* g, cu_stream_t s, int ms) {
 
 /* The kernel's first launch, with no work (it only bumps its channel 0
  * status word), at init, waited for. A module's first launch may need the
- * context to itself even after its function was loaded: on an H100, two
- * ranks of one process on one GPU hung when rank 1's first kernel would not
- * start while rank 0's ran, waiting for it (SHM, then NET; not seen in the
- * runs that made this launch at init, as MKCCL_GPU_PROBE did). A launch
+ * context to itself even after its function was loaded: two ranks of one
+ * process on one GPU hang when rank 1's first kernel cannot start while
+ * rank 0's runs, waiting for it. A launch
  * still queued after 10 s (another kernel of the context holds it) is
  * harmless, it has no work: init goes on. With MKCCL_GPU_PROBE the
  * result is reported too: it tells "kernels of this communicator cannot run

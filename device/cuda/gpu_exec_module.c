@@ -14,8 +14,7 @@ extern const char mk_cuda_fatbin[];
 
 /* The built-in kernels, loaded once per context and kept (as NCCL's own
  * kernels are): a module loaded and unloaded per communicator left GPU
- * memory behind, 2 MB every few init/destroy cycles on an H100
- * (test_gpu_fault leak), and cost its load time at every init. A cached
+ * memory behind (test_gpu_fault's leak check sees it), and cost its load time at every init. A cached
  * module that no longer answers (its context was destroyed, and another
  * came with the same handle) is loaded again. */
 #define GPU_MODULES_MAX 64

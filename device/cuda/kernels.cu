@@ -79,7 +79,7 @@ struct mk_conn_slots {
  * previous traced kernel's (so the record shows the gap between kernels:
  * launch cost that no event inside a kernel sees). Stores only (the count
  * lives in shared memory): a load of the record's count from device memory
- * cost ~0.5 us an event. */
+ * at every event would slow what the trace measures. */
 enum { MK_EV_KERNEL, MK_EV_SLICE, MK_EV_WAITED, MK_EV_GO, MK_EV_DATA, MK_EV_POSTED, MK_EV_RUN, MK_EV_BOUND,
        MK_EV_PREV, MK_EV_END };
 static __device__ void mk_trace_at(uint64_t* t, uint32_t cap, uint64_t* traceStart, int ev, int prim, int slice,
@@ -339,7 +339,7 @@ static __device__ bool mk_post_roles(const mk_prims* p) {
 
 /* A slice's posts, by one thread after the barrier that ends its data: one
  * system fence per slice that sends, none for a receive's head, as NCCL's
- * Simple protocol does. A fence per post cost ~8 us a hop on H100s; the
+ * Simple protocol does (a fence per post would cost a hop several times over); the
  * block's reads of the slot ended before the barrier, so the head needs no
  * fence. r1, s1: a tree's second child, else NULL. */
 static __device__ void mk_post_slice(mk_prims* p, bool recv, mk_dev_conn_t* r1, bool send, mk_dev_conn_t* s1,
@@ -495,9 +495,9 @@ static __device__ void mk_begin(mk_dev_conn_t* c, int chunkSteps) { c->step = st
  * NCCL's do). Else, in a ring of 3+ ranks, each rank's second chunk waits
  * for room its receiver only gives after it has sent its own second chunk:
  * with 3 steps skipped (4-step chunks), the target base - 2 is above the
- * head, base - 3. A FLAT op (+1 step) left steps there and a 16 MB AllReduce
- * on 4 H100s hung so (watchdog: head 1453, target 1454, step 1456); an LL
- * AllGather or ReduceScatter of 4 ranks (3 steps per loop) can as well. */
+ * head, base - 3. A FLAT op (+1 step) leaves steps there and a large AllReduce
+ * of 4 ranks would hang so; an LL AllGather or ReduceScatter of 4 ranks (3
+ * steps per loop) could as well. */
 static __device__ void mk_begin_recv(mk_dev_conn_t* c, int chunkSteps) {
   uint64_t step = c->step, base = steps_op_base(step, chunkSteps);
   if (base != step) mk_post_head(c, step, (int)(base - step));
@@ -783,8 +783,8 @@ static __device__ __forceinline__ void mk_kernel_main(const mk_kernel_args_t& ar
 }
 
 /* One CTA per SM (minBlocks 1): ptxas may then give a thread 128 registers.
- * Without it, it chose 40 to 64 and spilled the data loops' vectors to local
- * memory, and one CTA moved ~7 GB/s where NCCL's moves ~20. */
+ * Without it, it chooses fewer and spills the data loops' vectors to local
+ * memory, and a CTA moves a fraction of what it can. */
 extern "C" __global__ void __launch_bounds__(MK_KERNEL_THREADS, 1) mkccl_kernel(mk_kernel_args_t args) {
   mk_kernel_main<false>(args);
 }
