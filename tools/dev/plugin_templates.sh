@@ -134,7 +134,7 @@ expect() { # step, count wanted ("+" for one or more), extended regex, file
     fail "$name" "$file" "wanted ${want/+/one or more} line(s) matching '$re', found $n"
   fi
   echo "ok: $name"
-  grep -E -- "$re" "$file" | head -n 2 | sed 's/^/    /'
+  grep -m 2 -E -- "$re" "$file" | sed 's/^/    /'
 }
 
 expect "results right (mkccl-perf -c 1)" 1 "^# Out of bounds values : 0 OK" "$RUN_LOG"
