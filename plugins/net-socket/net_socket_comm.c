@@ -1,8 +1,6 @@
 /* Life of a connection: allocation, helper threads, the data-socket rings,
  * failure, and the release of every fd and thread. */
 #include "net_socket_comm.h"
-#include "net_socket_unexp.h"
-#include "net_socket_unpack.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -86,8 +84,7 @@ static void net_socket_helper_wake(net_socket_helper_t* h) {
   (void)n;
 }
 
-void net_socket_comm_free(net_socket_comm_t* comm) {
-  if (!comm) return;
+void net_socket_comm_stop(net_socket_comm_t* comm) {
   /* Every helper joined before any eventfd closes: a failing helper wakes
    * all the others, and must never write to a closed (or reused) fd. */
   for (int t = comm->nThreads - 1; t >= 0; t--) {
@@ -96,16 +93,23 @@ void net_socket_comm_free(net_socket_comm_t* comm) {
       atomic_store(&h->stop, 1);
       net_socket_helper_wake(h);
       pthread_join(h->thread, NULL);
+      h->started = 0;
     }
   }
   for (int t = comm->nThreads - 1; t >= 0; t--)
-    if (comm->helpers[t].efd >= 0) close(comm->helpers[t].efd);
+    if (comm->helpers[t].efd >= 0) {
+      close(comm->helpers[t].efd);
+      comm->helpers[t].efd = -1;
+    }
   for (int s = comm->nSocks - 1; s >= 0; s--) sock_close(&comm->data[s].fd);
   sock_close(&comm->ctrlFd);
+}
+
+void net_socket_comm_free(net_socket_comm_t* comm) {
+  if (!comm) return;
+  net_socket_comm_stop(comm);
   free(comm->helpers);
   free(comm->data);
-  net_socket_unpack_free(comm->unpack);
-  net_socket_unexp_free(comm);
   free(comm);
 }
 

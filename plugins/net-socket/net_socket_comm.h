@@ -123,7 +123,11 @@ net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads);
 void net_socket_comm_sockopts(int fd, int trafficClass);
 /* Starts the helper threads once every socket is connected. */
 ncclResult_t net_socket_comm_start(net_socket_comm_t* comm);
-/* Stops helpers, closes every fd, frees. */
+/* Stops the helpers and closes every fd; the memory stays (what a receive
+ * comm keeps beside it is freed after this, nothing writes into it then). */
+void net_socket_comm_stop(net_socket_comm_t* comm);
+/* Stops (if not yet), frees the comm. A receive comm's early messages and
+ * unpack queue are the receive path's to free (net_socket_recv_free). */
 void net_socket_comm_free(net_socket_comm_t* comm);
 
 /* Records the first fatal error and shuts the sockets down, so the peer

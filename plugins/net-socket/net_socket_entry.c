@@ -31,7 +31,7 @@ ncclResult_t net_socket_e_accept_dev(void* listenComm, void** recvComm, ncclNetD
   if (*recvComm && recvDevComm && *recvDevComm) {
     ncclResult_t res = net_socket_unpack_attach(*recvComm, *recvDevComm);
     if (res != ncclSuccess) {
-      net_socket_comm_free(*recvComm);
+      net_socket_close_comm(*recvComm);
       *recvComm = NULL;
       return res;
     }

@@ -44,7 +44,9 @@ ncclResult_t net_socket_test(void* request, int* done, int* sizes) {
   return ncclSuccess;
 }
 
-ncclResult_t net_socket_close_comm(void* comm) {
-  net_socket_comm_free(comm);
+ncclResult_t net_socket_close_comm(void* c) {
+  net_socket_comm_t* comm = c;
+  if (comm && !comm->isSend) net_socket_recv_free(comm);
+  else net_socket_comm_free(comm);
   return ncclSuccess;
 }

@@ -14,15 +14,12 @@ ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* 
                               void** request);
 ncclResult_t net_socket_test(void* request, int* done, int* sizes);
 ncclResult_t net_socket_close_comm(void* comm);
+/* Frees a receive comm with its early messages and unpack queue (net_socket_recv.c). */
+void net_socket_recv_free(net_socket_comm_t* comm);
 
 /* Progress of the control socket (net_socket_send.c / net_socket_recv.c). */
 ncclResult_t net_socket_tx_progress(net_socket_comm_t* comm);
 ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm);
-/* A message of `sent` bytes fits sub; else the comm fails with ncclInvalidUsage
- * (net_socket_recv.c). */
-ncclResult_t net_socket_rx_fits(net_socket_comm_t* comm, size_t sent, int tag, const net_socket_sub_t* sub);
-/* Starts reading the message of comm->rxHdr into sub (net_socket_recv.c). */
-ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub);
 
 /* A free request slot of comm, or NULL when NET_SOCKET_MAX_REQUESTS are out. */
 net_socket_request_t* net_socket_request_get(net_socket_comm_t* comm);
