@@ -9,6 +9,7 @@
 #include "net_socket_conn.h"
 #include "net_socket_dev.h"
 #include "net_socket_handle.h"
+#include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_tcp.h"
 
@@ -97,7 +98,7 @@ ncclResult_t net_socket_connect(int dev, void* opaqueHandle, void** sendComm, in
     comm->ctrlFd = st->fds[comm->nSocks];
     st->nFds = 0; /* the comm owns the fds now */
     st->comm = NULL;
-    res = net_socket_comm_start(comm);
+    res = net_socket_helpers_start(comm);
     if (res != ncclSuccess) net_socket_comm_free(comm);
     else *sendComm = comm;
   } else if (res == ncclSuccess) {

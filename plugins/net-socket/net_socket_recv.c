@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 
 #include "net_socket_chunk.h"
+#include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
 #include "net_socket_unexp.h"
@@ -108,7 +109,7 @@ static ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_
     comm->rxState = NET_SOCKET_RX_DATA;
     return ncclSuccess;
   }
-  ncclResult_t res = net_socket_comm_schedule(comm, sub, sub->data, h->size, h->chunkSize);
+  ncclResult_t res = net_socket_helper_schedule(comm, sub, sub->data, h->size, h->chunkSize);
   return res == ncclSuccess ? res : net_socket_comm_fail(comm, res);
 }
 

@@ -21,7 +21,4 @@ void net_socket_recv_free(net_socket_comm_t* comm);
 ncclResult_t net_socket_tx_progress(net_socket_comm_t* comm);
 ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm);
 
-/* A free request slot of comm, or NULL when NET_SOCKET_MAX_REQUESTS are out. */
-net_socket_request_t* net_socket_request_get(net_socket_comm_t* comm);
-
 #endif
