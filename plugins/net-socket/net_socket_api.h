@@ -17,6 +17,8 @@
 /* Global init (logger, interfaces); idempotent. */
 ncclResult_t net_socket_init(ncclDebugLogger_t logger);
 ncclResult_t net_socket_devices(int* ndev);
+/* Properties of dev in the newest layout (net_socket_props.c). */
+ncclResult_t net_socket_props_get(int dev, ncclNetProperties_v12_t* props);
 
 /* v11+: a context per host communicator; it carries the traffic class and
  * setNetAttr's cap on flows per peer: the TCP connections one connection

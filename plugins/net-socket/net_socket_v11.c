@@ -15,7 +15,7 @@ static ncclResult_t net_socket_v11_init(void** ctx, uint64_t commId, ncclNetComm
 static ncclResult_t net_socket_v11_props(int dev, ncclNetProperties_v11_t* props) {
   ncclNetProperties_v12_t p;
   if (!props) return NS_FAIL(ncclInvalidArgument, "getProperties: NULL properties");
-  NS_CHECK(net_socket_dev_props(dev, &p));
+  NS_CHECK(net_socket_props_get(dev, &p));
   NET_SOCKET_PROPS_V11(props, &p, NCCL_NET_MAX_DEVS_PER_NIC_V11);
   return ncclSuccess;
 }

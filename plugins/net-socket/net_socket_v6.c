@@ -6,7 +6,7 @@
 static ncclResult_t net_socket_v6_props(int dev, ncclNetProperties_v6_t* props) {
   ncclNetProperties_v12_t p;
   if (!props) return NS_FAIL(ncclInvalidArgument, "getProperties: NULL properties");
-  NS_CHECK(net_socket_dev_props(dev, &p));
+  NS_CHECK(net_socket_props_get(dev, &p));
   NET_SOCKET_PROPS_V6(props, &p);
   return ncclSuccess;
 }

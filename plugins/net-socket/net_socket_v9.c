@@ -7,7 +7,7 @@
 static ncclResult_t net_socket_v9_props(int dev, ncclNetProperties_v9_t* props) {
   ncclNetProperties_v12_t p;
   if (!props) return NS_FAIL(ncclInvalidArgument, "getProperties: NULL properties");
-  NS_CHECK(net_socket_dev_props(dev, &p));
+  NS_CHECK(net_socket_props_get(dev, &p));
   NET_SOCKET_PROPS_V9(props, &p, NCCL_NET_MAX_DEVS_PER_NIC_V9);
   return ncclSuccess;
 }
