@@ -8,9 +8,11 @@
 
 #include "nccl.h"
 #include "nccl_common.h"
-#include "net_socket_conn.h"
 #include "net_socket_dev.h"
-#include "net_socket_xfer.h"
+#include "net_socket_recv.h"
+#include "net_socket_send.h"
+#include "net_socket_setup.h"
+#include "net_socket_test.h"
 
 #define NET_SOCKET_NAME "Socket"
 

@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "net_socket_comm.h"
-#include "net_socket_conn.h"
 #include "net_socket_dev.h"
 #include "net_socket_handle.h"
 #include "net_socket_helper.h"
 #include "net_socket_log.h"
+#include "net_socket_setup.h"
 #include "sock.h"
 
 /* Non-blocking TCP connect in two steps (start, then check), which

@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "net_socket_comm.h"
-#include "net_socket_conn.h"
 #include "net_socket_dev.h"
 #include "net_socket_handle.h"
 #include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
+#include "net_socket_setup.h"
 
 /* Sockets with an unfinished hello a listener holds at once; more wait in
  * the kernel's backlog. */

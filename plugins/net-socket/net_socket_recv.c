@@ -4,6 +4,8 @@
  * matching buffer yet is kept as an early message when another receive
  * waits (net_socket_unexp.h), else it waits (nothing behind it is read
  * meanwhile). */
+#include "net_socket_recv.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -16,7 +18,6 @@
 #include "net_socket_params.h"
 #include "net_socket_unexp.h"
 #include "net_socket_unpack.h"
-#include "net_socket_xfer.h"
 #include "sock.h"
 
 static net_socket_sub_t* net_socket_rx_match(net_socket_comm_t* comm, int tag) {

@@ -1,6 +1,8 @@
 /* Send side: isend queues a header (with an inline payload) for the control
  * socket and the chunks of a large message for the data sockets; queued
  * control messages leave in batches, one sendmsg each. */
+#include "net_socket_send.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -11,7 +13,6 @@
 #include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
-#include "net_socket_xfer.h"
 #include "sock.h"
 
 /* Gathers the unsent control bytes of up to NET_SOCKET_TX_BATCH queued
