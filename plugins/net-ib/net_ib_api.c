@@ -1,7 +1,6 @@
 /* The exported tables: ncclNetPlugin_v12 (mkccl), v11 (NCCL 2.28) and v10,
- * over one implementation that works with v12 properties. */
+ * over one v12 implementation (abi/net/mkccl_net_exports.h adapts it). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "net_ib.h"
 
@@ -26,13 +25,7 @@ static ncclResult_t net_ib_init_v12(void** ctx, uint64_t commId, ncclNetCommConf
   return ncclSuccess;
 }
 
-static ncclResult_t net_ib_init_v11(void** ctx, uint64_t commId, ncclNetCommConfig_v11_t* config,
-                                    ncclDebugLogger_t logger, ncclProfilerCallback_t prof) {
-  ncclNetCommConfig_v12_t c12 = {config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  return net_ib_init_v12(ctx, commId, &c12, logger, prof);
-}
-
-static ncclResult_t net_ib_init_v10(ncclDebugLogger_t logger, ncclProfilerCallback_t prof) {
+static ncclResult_t net_ib_init_noctx(ncclDebugLogger_t logger, ncclProfilerCallback_t prof) {
   (void)prof;
   return net_ib_init_common(logger);
 }
@@ -49,59 +42,18 @@ static ncclResult_t net_ib_devices(int* ndev) {
   return ncclSuccess;
 }
 
-static ncclResult_t net_ib_get_properties_v12(int dev, ncclNetProperties_v12_t* props) {
-  return net_ib_props(dev, props);
-}
-
-static ncclResult_t net_ib_get_properties_v11(int dev, ncclNetProperties_v11_t* props) {
-  ncclNetProperties_v12_t p;
-  ncclResult_t res = net_ib_props(dev, &p);
-  if (res != ncclSuccess || !props) return res == ncclSuccess ? ncclInvalidArgument : res;
-  memset(props, 0, sizeof(*props));
-  props->name = p.name;
-  props->pciPath = p.pciPath;
-  props->guid = p.guid;
-  props->ptrSupport = p.ptrSupport;
-  props->regIsGlobal = p.regIsGlobal;
-  props->forceFlush = p.forceFlush;
-  props->speed = p.speed;
-  props->port = p.port;
-  props->latency = p.latency;
-  props->maxComms = p.maxComms;
-  props->maxRecvs = p.maxRecvs;
-  props->netDeviceType = p.netDeviceType;
-  props->netDeviceVersion = p.netDeviceVersion;
-  props->vProps.ndevs = p.vProps.ndevs;
-  for (int i = 0; i < p.vProps.ndevs && i < NCCL_NET_MAX_DEVS_PER_NIC_V11; i++) props->vProps.devs[i] = p.vProps.devs[i];
-  props->maxP2pBytes = p.maxP2pBytes;
-  props->maxCollBytes = p.maxCollBytes;
-  props->maxMultiRequestSize = p.maxMultiRequestSize;
-  return ncclSuccess;
-}
-
-static ncclResult_t net_ib_get_properties_v10(int dev, ncclNetProperties_v10_t* props) {
-  ncclNetProperties_v11_t p;
-  ncclResult_t res = net_ib_get_properties_v11(dev, &p);
-  if (res != ncclSuccess || !props) return res == ncclSuccess ? ncclInvalidArgument : res;
-  memcpy(props, &p, sizeof(*props)); /* v10 is v11 without maxMultiRequestSize at the end */
-  return ncclSuccess;
-}
-
 static ncclResult_t net_ib_connect_v12(void* ctx, int dev, void* handle, void** sendComm,
                                        ncclNetDeviceHandle_v12_t** sendDevComm) {
   (void)sendDevComm;
   return net_ib_connect(ctx, dev, handle, sendComm);
 }
 
-static ncclResult_t net_ib_connect_v10(int dev, ncclNetCommConfig_v10_t* config, void* handle, void** sendComm,
-                                       ncclNetDeviceHandle_v10_t** sendDevComm) {
+/* v10 and older: no context, the traffic class comes with the connect. */
+static ncclResult_t net_ib_connect_noctx(int dev, int trafficClass, void* handle, void** sendComm,
+                                         ncclNetDeviceHandle_v12_t** sendDevComm) {
   (void)sendDevComm;
-  net_ib_ctx_t ctx = {config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF};
+  net_ib_ctx_t ctx = {trafficClass};
   return net_ib_connect(&ctx, dev, handle, sendComm);
-}
-
-static ncclResult_t net_ib_listen_v10(int dev, void* handle, void** listenComm) {
-  return net_ib_listen(NULL, dev, handle, listenComm);
 }
 
 static ncclResult_t net_ib_accept_v12(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** recvDevComm) {
@@ -117,42 +69,29 @@ static ncclResult_t net_ib_set_net_attr(void* ctx, ncclNetAttr_v12_t* attr) {
   return ncclSuccess;
 }
 
-#define NET_IB_COMMON_ENTRIES                                                                                   \
-  .accept = net_ib_accept_v12, .regMr = net_ib_reg_mr, .regMrDmaBuf = net_ib_reg_mr_dmabuf,                      \
-  .deregMr = net_ib_dereg_mr, .isend = net_ib_isend, .irecv = net_ib_irecv, .iflush = net_ib_iflush,            \
-  .test = net_ib_test, .closeSend = net_ib_close_send, .closeRecv = net_ib_close_recv,                          \
-  .closeListen = net_ib_close_listen, .getDeviceMr = NULL, .irecvConsumed = NULL, .makeVDevice = NULL
+#define MKCCL_NET_NAME "IB"
+#define MKCCL_NET_INIT net_ib_init_v12
+#define MKCCL_NET_INIT_NOCTX net_ib_init_noctx
+#define MKCCL_NET_DEVICES net_ib_devices
+#define MKCCL_NET_GET_PROPERTIES net_ib_props
+#define MKCCL_NET_LISTEN net_ib_listen
+#define MKCCL_NET_CONNECT net_ib_connect_v12
+#define MKCCL_NET_CONNECT_NOCTX net_ib_connect_noctx
+#define MKCCL_NET_ACCEPT net_ib_accept_v12
+#define MKCCL_NET_REG_MR net_ib_reg_mr
+#define MKCCL_NET_REG_MR_DMA_BUF net_ib_reg_mr_dmabuf
+#define MKCCL_NET_DEREG_MR net_ib_dereg_mr
+#define MKCCL_NET_ISEND net_ib_isend
+#define MKCCL_NET_IRECV net_ib_irecv
+#define MKCCL_NET_IFLUSH net_ib_iflush
+#define MKCCL_NET_TEST net_ib_test
+#define MKCCL_NET_CLOSE_SEND net_ib_close_send
+#define MKCCL_NET_CLOSE_RECV net_ib_close_recv
+#define MKCCL_NET_CLOSE_LISTEN net_ib_close_listen
+#define MKCCL_NET_GET_DEVICE_MR NULL
+#define MKCCL_NET_IRECV_CONSUMED NULL
+#define MKCCL_NET_FINALIZE net_ib_finalize
+#define MKCCL_NET_SET_NET_ATTR net_ib_set_net_attr
+#include "net/mkccl_net_exports.h"
 
-__attribute__((visibility("default"))) const ncclNet_v12_t ncclNetPlugin_v12 = {
-    .name = "IB",
-    .init = net_ib_init_v12,
-    .devices = net_ib_devices,
-    .getProperties = net_ib_get_properties_v12,
-    .listen = net_ib_listen,
-    .connect = net_ib_connect_v12,
-    NET_IB_COMMON_ENTRIES,
-    .finalize = net_ib_finalize,
-    .setNetAttr = net_ib_set_net_attr,
-};
-
-__attribute__((visibility("default"))) const ncclNet_v11_t ncclNetPlugin_v11 = {
-    .name = "IB",
-    .init = net_ib_init_v11,
-    .devices = net_ib_devices,
-    .getProperties = net_ib_get_properties_v11,
-    .listen = net_ib_listen,
-    .connect = net_ib_connect_v12,
-    NET_IB_COMMON_ENTRIES,
-    .finalize = net_ib_finalize,
-    .setNetAttr = (ncclResult_t(*)(void*, ncclNetAttr_v11_t*))net_ib_set_net_attr,
-};
-
-__attribute__((visibility("default"))) const ncclNet_v10_t ncclNetPlugin_v10 = {
-    .name = "IB",
-    .init = net_ib_init_v10,
-    .devices = net_ib_devices,
-    .getProperties = net_ib_get_properties_v10,
-    .listen = net_ib_listen_v10,
-    .connect = net_ib_connect_v10,
-    NET_IB_COMMON_ENTRIES,
-};
+MKCCL_NET_EXPORT_FROM_V10(net_ib)

@@ -1,7 +1,6 @@
 /* The exported tables: ncclNetPlugin_v12 (mkccl), v11 (NCCL 2.28) and v10,
- * over one implementation that works with v12 properties. */
+ * over one v12 implementation (abi/net/mkccl_net_exports.h adapts it). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "net_ofi.h"
 
@@ -34,13 +33,7 @@ static ncclResult_t net_ofi_init_v12(void** ctx, uint64_t commId, ncclNetCommCon
   return ncclSuccess;
 }
 
-static ncclResult_t net_ofi_init_v11(void** ctx, uint64_t commId, ncclNetCommConfig_v11_t* config,
-                                     ncclDebugLogger_t logger, ncclProfilerCallback_t prof) {
-  ncclNetCommConfig_v12_t c12 = {config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  return net_ofi_init_v12(ctx, commId, &c12, logger, prof);
-}
-
-static ncclResult_t net_ofi_init_v10(ncclDebugLogger_t logger, ncclProfilerCallback_t prof) {
+static ncclResult_t net_ofi_init_noctx(ncclDebugLogger_t logger, ncclProfilerCallback_t prof) {
   (void)prof;
   return net_ofi_init_common(logger);
 }
@@ -61,58 +54,17 @@ static ncclResult_t net_ofi_devices(int* ndev) {
   return ncclSuccess;
 }
 
-static ncclResult_t net_ofi_get_properties_v12(int dev, ncclNetProperties_v12_t* props) {
-  return net_ofi_props(dev, props);
-}
-
-static ncclResult_t net_ofi_get_properties_v11(int dev, ncclNetProperties_v11_t* props) {
-  ncclNetProperties_v12_t p;
-  ncclResult_t res = net_ofi_props(dev, &p);
-  if (res != ncclSuccess || !props) return res == ncclSuccess ? ncclInvalidArgument : res;
-  memset(props, 0, sizeof(*props));
-  props->name = p.name;
-  props->pciPath = p.pciPath;
-  props->guid = p.guid;
-  props->ptrSupport = p.ptrSupport;
-  props->regIsGlobal = p.regIsGlobal;
-  props->forceFlush = p.forceFlush;
-  props->speed = p.speed;
-  props->port = p.port;
-  props->latency = p.latency;
-  props->maxComms = p.maxComms;
-  props->maxRecvs = p.maxRecvs;
-  props->netDeviceType = p.netDeviceType;
-  props->netDeviceVersion = p.netDeviceVersion;
-  props->vProps.ndevs = p.vProps.ndevs;
-  for (int i = 0; i < p.vProps.ndevs && i < NCCL_NET_MAX_DEVS_PER_NIC_V11; i++) props->vProps.devs[i] = p.vProps.devs[i];
-  props->maxP2pBytes = p.maxP2pBytes;
-  props->maxCollBytes = p.maxCollBytes;
-  props->maxMultiRequestSize = p.maxMultiRequestSize;
-  return ncclSuccess;
-}
-
-static ncclResult_t net_ofi_get_properties_v10(int dev, ncclNetProperties_v10_t* props) {
-  ncclNetProperties_v11_t p;
-  ncclResult_t res = net_ofi_get_properties_v11(dev, &p);
-  if (res != ncclSuccess || !props) return res == ncclSuccess ? ncclInvalidArgument : res;
-  memcpy(props, &p, sizeof(*props)); /* v10 is v11 without maxMultiRequestSize at the end */
-  return ncclSuccess;
-}
-
 static ncclResult_t net_ofi_connect_v12(void* ctx, int dev, void* handle, void** sendComm,
                                         ncclNetDeviceHandle_v12_t** sendDevComm) {
   (void)sendDevComm;
   return net_ofi_connect(ctx, dev, handle, sendComm);
 }
 
-static ncclResult_t net_ofi_connect_v10(int dev, ncclNetCommConfig_v10_t* config, void* handle, void** sendComm,
-                                        ncclNetDeviceHandle_v10_t** sendDevComm) {
-  (void)config, (void)sendDevComm;
+/* v10 and older: no context; the traffic class is not used. */
+static ncclResult_t net_ofi_connect_noctx(int dev, int trafficClass, void* handle, void** sendComm,
+                                          ncclNetDeviceHandle_v12_t** sendDevComm) {
+  (void)trafficClass, (void)sendDevComm;
   return net_ofi_connect(NULL, dev, handle, sendComm);
-}
-
-static ncclResult_t net_ofi_listen_v10(int dev, void* handle, void** listenComm) {
-  return net_ofi_listen(NULL, dev, handle, listenComm);
 }
 
 static ncclResult_t net_ofi_accept_v12(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** recvDevComm) {
@@ -129,75 +81,29 @@ static ncclResult_t net_ofi_set_net_attr(void* ctx, ncclNetAttr_v12_t* attr) {
   return ncclSuccess;
 }
 
-__attribute__((visibility("default"))) const ncclNet_v12_t ncclNetPlugin_v12 = {
-    .name = "OFI",
-    .init = net_ofi_init_v12,
-    .devices = net_ofi_devices,
-    .getProperties = net_ofi_get_properties_v12,
-    .listen = net_ofi_listen,
-    .connect = net_ofi_connect_v12,
-    .accept = net_ofi_accept_v12,
-    .regMr = net_ofi_reg_mr,
-    .regMrDmaBuf = net_ofi_reg_mr_dmabuf,
-    .deregMr = net_ofi_dereg_mr,
-    .isend = net_ofi_isend,
-    .irecv = net_ofi_irecv,
-    .iflush = net_ofi_iflush,
-    .test = net_ofi_test,
-    .closeSend = net_ofi_close_send,
-    .closeRecv = net_ofi_close_recv,
-    .closeListen = net_ofi_close_listen,
-    .getDeviceMr = NULL,
-    .irecvConsumed = NULL,
-    .makeVDevice = NULL,
-    .finalize = net_ofi_finalize,
-    .setNetAttr = net_ofi_set_net_attr,
-};
+#define MKCCL_NET_NAME "OFI"
+#define MKCCL_NET_INIT net_ofi_init_v12
+#define MKCCL_NET_INIT_NOCTX net_ofi_init_noctx
+#define MKCCL_NET_DEVICES net_ofi_devices
+#define MKCCL_NET_GET_PROPERTIES net_ofi_props
+#define MKCCL_NET_LISTEN net_ofi_listen
+#define MKCCL_NET_CONNECT net_ofi_connect_v12
+#define MKCCL_NET_CONNECT_NOCTX net_ofi_connect_noctx
+#define MKCCL_NET_ACCEPT net_ofi_accept_v12
+#define MKCCL_NET_REG_MR net_ofi_reg_mr
+#define MKCCL_NET_REG_MR_DMA_BUF net_ofi_reg_mr_dmabuf
+#define MKCCL_NET_DEREG_MR net_ofi_dereg_mr
+#define MKCCL_NET_ISEND net_ofi_isend
+#define MKCCL_NET_IRECV net_ofi_irecv
+#define MKCCL_NET_IFLUSH net_ofi_iflush
+#define MKCCL_NET_TEST net_ofi_test
+#define MKCCL_NET_CLOSE_SEND net_ofi_close_send
+#define MKCCL_NET_CLOSE_RECV net_ofi_close_recv
+#define MKCCL_NET_CLOSE_LISTEN net_ofi_close_listen
+#define MKCCL_NET_GET_DEVICE_MR NULL
+#define MKCCL_NET_IRECV_CONSUMED NULL
+#define MKCCL_NET_FINALIZE net_ofi_finalize
+#define MKCCL_NET_SET_NET_ATTR net_ofi_set_net_attr
+#include "net/mkccl_net_exports.h"
 
-__attribute__((visibility("default"))) const ncclNet_v11_t ncclNetPlugin_v11 = {
-    .name = "OFI",
-    .init = net_ofi_init_v11,
-    .devices = net_ofi_devices,
-    .getProperties = net_ofi_get_properties_v11,
-    .listen = net_ofi_listen,
-    .connect = net_ofi_connect_v12,
-    .accept = net_ofi_accept_v12,
-    .regMr = net_ofi_reg_mr,
-    .regMrDmaBuf = net_ofi_reg_mr_dmabuf,
-    .deregMr = net_ofi_dereg_mr,
-    .isend = net_ofi_isend,
-    .irecv = net_ofi_irecv,
-    .iflush = net_ofi_iflush,
-    .test = net_ofi_test,
-    .closeSend = net_ofi_close_send,
-    .closeRecv = net_ofi_close_recv,
-    .closeListen = net_ofi_close_listen,
-    .getDeviceMr = NULL,
-    .irecvConsumed = NULL,
-    .makeVDevice = NULL,
-    .finalize = net_ofi_finalize,
-    .setNetAttr = (ncclResult_t(*)(void*, ncclNetAttr_v11_t*))net_ofi_set_net_attr,
-};
-
-__attribute__((visibility("default"))) const ncclNet_v10_t ncclNetPlugin_v10 = {
-    .name = "OFI",
-    .init = net_ofi_init_v10,
-    .devices = net_ofi_devices,
-    .getProperties = net_ofi_get_properties_v10,
-    .listen = net_ofi_listen_v10,
-    .connect = net_ofi_connect_v10,
-    .accept = net_ofi_accept_v12,
-    .regMr = net_ofi_reg_mr,
-    .regMrDmaBuf = net_ofi_reg_mr_dmabuf,
-    .deregMr = net_ofi_dereg_mr,
-    .isend = net_ofi_isend,
-    .irecv = net_ofi_irecv,
-    .iflush = net_ofi_iflush,
-    .test = net_ofi_test,
-    .closeSend = net_ofi_close_send,
-    .closeRecv = net_ofi_close_recv,
-    .closeListen = net_ofi_close_listen,
-    .getDeviceMr = NULL,
-    .irecvConsumed = NULL,
-    .makeVDevice = NULL,
-};
+MKCCL_NET_EXPORT_FROM_V10(net_ofi)

@@ -1,19 +1,31 @@
-/* Init, contexts, memory registration and flush: the small entry points. */
+/* The v12 entry points that are not a part's own (net_socket_api.h). */
 #include "net_socket_api.h"
 
-#include <stdlib.h>
-
+#include "net_socket_ctx.h"
+#include "net_socket_dev.h"
 #include "net_socket_log.h"
-
-typedef struct {
-  uint64_t commId;
-  int trafficClass;
-  int maxFlows; /* setNetAttr's maxFlowsPerPeer, NCCL_NET_ATTR_UNDEF without a hint */
-} net_socket_ctx_t;
+#include "net_socket_prof.h"
+#include "net_socket_recv.h"
+#include "net_socket_send.h"
+#include "net_socket_setup.h"
+#include "net_socket_test.h"
+#include "net_socket_unpack.h"
 
 ncclResult_t net_socket_init(ncclDebugLogger_t logger) {
   net_socket_log_set(logger);
   return net_socket_devs_init();
+}
+
+ncclResult_t net_socket_init_ctx(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,
+                                 ncclDebugLogger_t logger, ncclProfilerCallback_t profiler) {
+  net_socket_prof_set(profiler);
+  NS_CHECK(net_socket_init(logger));
+  return net_socket_ctx_new(commId, config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF, ctx);
+}
+
+ncclResult_t net_socket_init_noctx(ncclDebugLogger_t logger, ncclProfilerCallback_t profiler) {
+  net_socket_prof_set(profiler);
+  return net_socket_init(logger);
 }
 
 ncclResult_t net_socket_devices(int* ndev) {
@@ -22,38 +34,31 @@ ncclResult_t net_socket_devices(int* ndev) {
   return ncclSuccess;
 }
 
-ncclResult_t net_socket_ctx_new(uint64_t commId, int trafficClass, void** ctx) {
-  if (!ctx) return NS_FAIL(ncclInvalidArgument, "init: NULL context output");
-  net_socket_ctx_t* c = calloc(1, sizeof(*c));
-  if (!c) return NS_FAIL(ncclSystemError, "init: out of memory");
-  c->commId = commId;
-  c->trafficClass = trafficClass;
-  c->maxFlows = NCCL_NET_ATTR_UNDEF;
-  *ctx = c;
-  return ncclSuccess;
+ncclResult_t net_socket_listen_ctx(void* ctx, int dev, void* handle, void** listenComm) {
+  return net_socket_listen(dev, handle, listenComm, net_socket_ctx_traffic_class(ctx), net_socket_ctx_max_flows(ctx));
 }
 
-int net_socket_ctx_traffic_class(const void* ctx) {
-  return ctx ? ((const net_socket_ctx_t*)ctx)->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF;
+ncclResult_t net_socket_connect_ctx(void* ctx, int dev, void* handle, void** sendComm,
+                                    ncclNetDeviceHandle_v12_t** sendDevComm) {
+  return net_socket_connect_noctx(dev, net_socket_ctx_traffic_class(ctx), handle, sendComm, sendDevComm);
 }
 
-/* The smaller of the two sides' caps: a connection's layout is its
- * listener's, and both of its ends use it. */
-ncclResult_t net_socket_ctx_set_flows(void* ctx, int sendMaxFlows, int recvMaxFlows) {
-  if (!ctx) return NS_FAIL(ncclInvalidArgument, "setNetAttr: NULL context");
-  int flows = NCCL_NET_ATTR_UNDEF;
-  if (sendMaxFlows > 0) flows = sendMaxFlows;
-  if (recvMaxFlows > 0 && (flows <= 0 || recvMaxFlows < flows)) flows = recvMaxFlows;
-  ((net_socket_ctx_t*)ctx)->maxFlows = flows;
-  return ncclSuccess;
+ncclResult_t net_socket_connect_noctx(int dev, int trafficClass, void* handle, void** sendComm,
+                                      ncclNetDeviceHandle_v12_t** sendDevComm) {
+  (void)sendDevComm;
+  return net_socket_connect(dev, handle, sendComm, trafficClass);
 }
 
-int net_socket_ctx_max_flows(const void* ctx) {
-  return ctx ? ((const net_socket_ctx_t*)ctx)->maxFlows : NCCL_NET_ATTR_UNDEF;
-}
-
-ncclResult_t net_socket_ctx_free(void* ctx) {
-  free(ctx);
+ncclResult_t net_socket_accept_dev(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** recvDevComm) {
+  NS_CHECK(net_socket_accept(listenComm, recvComm));
+  if (*recvComm && recvDevComm && *recvDevComm) {
+    ncclResult_t res = net_socket_unpack_attach(*recvComm, *recvDevComm);
+    if (res != ncclSuccess) {
+      net_socket_close_comm(*recvComm);
+      *recvComm = NULL;
+      return res;
+    }
+  }
   return ncclSuccess;
 }
 
@@ -86,19 +91,18 @@ ncclResult_t net_socket_iflush(void* recvComm, int n, void** data, int* sizes, v
   return ncclSuccess;
 }
 
-ncclResult_t net_socket_isend_int(void* sendComm, void* data, int size, int tag, void** request) {
-  if (size < 0) return NS_FAIL(ncclInvalidArgument, "isend: negative size %d", size);
-  return net_socket_isend(sendComm, data, (size_t)size, tag, request);
+ncclResult_t net_socket_isend_prof(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                                   void** request) {
+  (void)mhandle;
+  NS_CHECK(net_socket_isend(sendComm, data, size, tag, request));
+  if (*request) net_socket_prof_start(*request, &phandle);
+  return ncclSuccess;
 }
 
-ncclResult_t net_socket_irecv_int(void* recvComm, int n, void** data, const int* sizes, const int* tags,
-                                  void** request) {
-  size_t wide[NET_SOCKET_MAX_RECVS];
-  if (n < 1 || n > NET_SOCKET_MAX_RECVS || !sizes)
-    return NS_FAIL(ncclInvalidArgument, "irecv: %d buffers (1..%d, with sizes)", n, NET_SOCKET_MAX_RECVS);
-  for (int i = 0; i < n; i++) {
-    if (sizes[i] < 0) return NS_FAIL(ncclInvalidArgument, "irecv: negative size %d", sizes[i]);
-    wide[i] = (size_t)sizes[i];
-  }
-  return net_socket_irecv(recvComm, n, data, wide, tags, request);
+ncclResult_t net_socket_irecv_prof(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                                   void** phandles, void** request) {
+  (void)mhandles;
+  NS_CHECK(net_socket_irecv(recvComm, n, data, sizes, tags, request));
+  if (*request) net_socket_prof_start(*request, phandles);
+  return ncclSuccess;
 }

@@ -1,5 +1,6 @@
-/* The version-neutral implementation every ncclNetPlugin_vN table calls
- * (net_socket_vN.c adapt signatures and property layouts, nothing else). */
+/* The implementation of the newest net ABI (v12) that every exported table
+ * is built from (net_socket_exports.c): the entry points that are not a
+ * part's own (setup, send, receive, test, context, unpack). */
 #ifndef NET_SOCKET_API_H
 #define NET_SOCKET_API_H
 
@@ -8,27 +9,28 @@
 
 #include "nccl.h"
 #include "nccl_common.h"
-#include "net_socket_conn.h"
-#include "net_socket_dev.h"
-#include "net_socket_xfer.h"
-
-#define NET_SOCKET_NAME "Socket"
+#include "net/nccl_net.h"
 
 /* Global init (logger, interfaces); idempotent. */
 ncclResult_t net_socket_init(ncclDebugLogger_t logger);
+/* v11+: init with a context per host communicator (net_socket_ctx.h). */
+ncclResult_t net_socket_init_ctx(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,
+                                 ncclDebugLogger_t logger, ncclProfilerCallback_t profiler);
+/* v6..v10: init without one. */
+ncclResult_t net_socket_init_noctx(ncclDebugLogger_t logger, ncclProfilerCallback_t profiler);
 ncclResult_t net_socket_devices(int* ndev);
+/* Properties of dev in the newest layout (net_socket_props.c). */
+ncclResult_t net_socket_props_get(int dev, ncclNetProperties_v12_t* props);
 
-/* v11+: a context per host communicator; it carries the traffic class and
- * setNetAttr's cap on flows per peer: the TCP connections one connection
- * may open (the control socket is one; maxFlowsPerPeer 1 leaves no data
- * socket and no helper thread, the caller of test moving the data), applied
- * to the layouts of later listens where NCCL_SOCKET_NTHREADS and
- * NCCL_NSOCKS_PERTHREAD are left to detection. Values <= 0: no cap. */
-ncclResult_t net_socket_ctx_new(uint64_t commId, int trafficClass, void** ctx);
-int net_socket_ctx_traffic_class(const void* ctx);
-ncclResult_t net_socket_ctx_set_flows(void* ctx, int sendMaxFlows, int recvMaxFlows);
-int net_socket_ctx_max_flows(const void* ctx);
-ncclResult_t net_socket_ctx_free(void* ctx);
+/* Setup through a context (NULL for v6..v10), or, for v6..v10's connect,
+ * with the traffic class given. Device handles: HOST needs none; a handle
+ * of UNPACK gives the receive comm its queue (net_socket_unpack.h). */
+ncclResult_t net_socket_listen_ctx(void* ctx, int dev, void* handle, void** listenComm);
+ncclResult_t net_socket_connect_ctx(void* ctx, int dev, void* handle, void** sendComm,
+                                    ncclNetDeviceHandle_v12_t** sendDevComm);
+ncclResult_t net_socket_connect_noctx(int dev, int trafficClass, void* handle, void** sendComm,
+                                      ncclNetDeviceHandle_v12_t** sendDevComm);
+ncclResult_t net_socket_accept_dev(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** recvDevComm);
 
 /* Host memory only: nothing to register. CUDA pointers are refused. */
 ncclResult_t net_socket_reg_mr(void* comm, void* data, size_t size, int type, void** mhandle);
@@ -36,9 +38,10 @@ ncclResult_t net_socket_dereg_mr(void* comm, void* mhandle);
 /* Nothing to flush for host memory: completes at once (*request = NULL). */
 ncclResult_t net_socket_iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request);
 
-/* v6..v8 pass sizes as int. */
-ncclResult_t net_socket_isend_int(void* sendComm, void* data, int size, int tag, void** request);
-ncclResult_t net_socket_irecv_int(void* recvComm, int n, void** data, const int* sizes, const int* tags,
-                                  void** request);
+/* isend/irecv with the caller's profiler handles (net_socket_prof.h). */
+ncclResult_t net_socket_isend_prof(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                                   void** request);
+ncclResult_t net_socket_irecv_prof(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                                   void** phandles, void** request);
 
 #endif

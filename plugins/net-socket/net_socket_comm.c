@@ -1,19 +1,15 @@
-/* Life of a connection: allocation, helper threads, the data-socket rings,
- * failure, and the release of every fd and thread. */
+/* Life of a connection: allocation, its request pool, the options of its
+ * sockets, failure, and the release of every fd and thread. */
 #include "net_socket_comm.h"
-#include "net_socket_unexp.h"
-#include "net_socket_unpack.h"
 
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "net_socket_chunk.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
 #include "sock.h"
@@ -49,6 +45,12 @@ net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads) {
   return comm;
 }
 
+net_socket_request_t* net_socket_request_get(net_socket_comm_t* comm) {
+  for (int i = 0; i < NET_SOCKET_MAX_REQUESTS; i++)
+    if (!comm->reqs[i].used) return &comm->reqs[i];
+  return NULL;
+}
+
 void net_socket_comm_sockopts(int fd, int trafficClass) {
   int64_t timeoutMs = net_socket_param_MKCCL_SOCKET_USER_TIMEOUT_MS();
   if (timeoutMs > 0) {
@@ -66,28 +68,7 @@ void net_socket_comm_sockopts(int fd, int trafficClass) {
   }
 }
 
-ncclResult_t net_socket_comm_start(net_socket_comm_t* comm) {
-  for (int t = 0; t < comm->nThreads; t++) {
-    net_socket_helper_t* h = &comm->helpers[t];
-    h->comm = comm;
-    h->index = t;
-    h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (h->efd < 0) return NS_FAIL(ncclSystemError, "eventfd failed: %s", strerror(errno));
-    int rc = pthread_create(&h->thread, NULL, net_socket_helper_main, h);
-    if (rc != 0) return NS_FAIL(ncclSystemError, "helper thread %d not started: %s", t, strerror(rc));
-    h->started = 1;
-  }
-  return ncclSuccess;
-}
-
-static void net_socket_helper_wake(net_socket_helper_t* h) {
-  uint64_t one = 1;
-  ssize_t n = write(h->efd, &one, sizeof(one)); /* EAGAIN: already pending, as good */
-  (void)n;
-}
-
-void net_socket_comm_free(net_socket_comm_t* comm) {
-  if (!comm) return;
+void net_socket_comm_stop(net_socket_comm_t* comm) {
   /* Every helper joined before any eventfd closes: a failing helper wakes
    * all the others, and must never write to a closed (or reused) fd. */
   for (int t = comm->nThreads - 1; t >= 0; t--) {
@@ -96,16 +77,23 @@ void net_socket_comm_free(net_socket_comm_t* comm) {
       atomic_store(&h->stop, 1);
       net_socket_helper_wake(h);
       pthread_join(h->thread, NULL);
+      h->started = 0;
     }
   }
   for (int t = comm->nThreads - 1; t >= 0; t--)
-    if (comm->helpers[t].efd >= 0) close(comm->helpers[t].efd);
+    if (comm->helpers[t].efd >= 0) {
+      close(comm->helpers[t].efd);
+      comm->helpers[t].efd = -1;
+    }
   for (int s = comm->nSocks - 1; s >= 0; s--) sock_close(&comm->data[s].fd);
   sock_close(&comm->ctrlFd);
+}
+
+void net_socket_comm_free(net_socket_comm_t* comm) {
+  if (!comm) return;
+  net_socket_comm_stop(comm);
   free(comm->helpers);
   free(comm->data);
-  net_socket_unpack_free(comm->unpack);
-  net_socket_unexp_free(comm);
   free(comm);
 }
 
@@ -120,34 +108,4 @@ ncclResult_t net_socket_comm_fail(net_socket_comm_t* comm, ncclResult_t res) {
     return res;
   }
   return (ncclResult_t)expected;
-}
-
-ncclResult_t net_socket_comm_push(net_socket_comm_t* comm, int s, char* data, size_t size, net_socket_sub_t* sub) {
-  net_socket_data_t* d = &comm->data[s];
-  uint32_t tail = atomic_load_explicit(&d->tail, memory_order_relaxed);
-  if (tail - atomic_load_explicit(&d->head, memory_order_acquire) >= NET_SOCKET_RING)
-    return NS_FAIL(ncclInternalError, "data socket %d: task ring full (%d tasks)", s, NET_SOCKET_RING);
-  d->ring[tail % NET_SOCKET_RING] = (net_socket_task_t){data, size, sub};
-  /* seq_cst store, then seq_cst load of `sleeping`: pairs with the helper's
-   * store of `sleeping` then load of `tail`, so one of us sees the other. */
-  atomic_store(&d->tail, tail + 1);
-  net_socket_helper_t* h = &comm->helpers[s % comm->nThreads];
-  if (atomic_load(&h->sleeping)) net_socket_helper_wake(h);
-  return ncclSuccess;
-}
-
-ncclResult_t net_socket_comm_schedule(net_socket_comm_t* comm, net_socket_sub_t* sub, char* data, size_t size,
-                                      size_t chunkSize) {
-  int n = net_socket_chunk_count(size, chunkSize);
-  if (n > comm->nSocks)
-    return NS_FAIL(ncclInternalError, "message of %zu bytes in chunks of %zu needs %d sockets, comm has %d", size,
-                   chunkSize, n, comm->nSocks);
-  atomic_store_explicit(&sub->pending, n, memory_order_relaxed);
-  for (int i = 0; i < n; i++) {
-    size_t off, len;
-    net_socket_chunk_get(size, chunkSize, i, &off, &len);
-    NS_CHECK(net_socket_comm_push(comm, (int)(comm->nextSock % (uint32_t)comm->nSocks), data + off, len, sub));
-    comm->nextSock++;
-  }
-  return ncclSuccess;
 }

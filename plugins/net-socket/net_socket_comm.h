@@ -3,7 +3,8 @@
  *
  * Threads: the caller (NCCL's proxy) owns everything but the data-socket
  * rings' consumer side, the per-socket progress and the `pending` counters,
- * which helper threads drive. A comm is used by one caller thread at a time. */
+ * which helper threads drive (net_socket_helper.h). A comm is used by one
+ * caller thread at a time. */
 #ifndef NET_SOCKET_COMM_H
 #define NET_SOCKET_COMM_H
 
@@ -11,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "nccl.h"
 #include "net/nccl_net.h"
@@ -119,26 +121,26 @@ typedef struct net_socket_comm {
 
 /* A comm with nSocks data sockets (fds -1) and ctrlFd -1; NULL on failure. */
 net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads);
+/* A free request slot of comm, or NULL when NET_SOCKET_MAX_REQUESTS are out. */
+net_socket_request_t* net_socket_request_get(net_socket_comm_t* comm);
 /* Socket options every connection socket gets (TCP_USER_TIMEOUT, traffic class). */
 void net_socket_comm_sockopts(int fd, int trafficClass);
-/* Starts the helper threads once every socket is connected. */
-ncclResult_t net_socket_comm_start(net_socket_comm_t* comm);
-/* Stops helpers, closes every fd, frees. */
+/* Stops the helpers and closes every fd; the memory stays (what a receive
+ * comm keeps beside it is freed after this, nothing writes into it then). */
+void net_socket_comm_stop(net_socket_comm_t* comm);
+/* Stops (if not yet), frees the comm. A receive comm's early messages and
+ * unpack queue are the receive path's to free (net_socket_recv_free). */
 void net_socket_comm_free(net_socket_comm_t* comm);
 
 /* Records the first fatal error and shuts the sockets down, so the peer
  * fails too instead of waiting; returns the comm's (first) error. */
 ncclResult_t net_socket_comm_fail(net_socket_comm_t* comm, ncclResult_t res);
 
-/* Queues a chunk on data socket s and wakes its helper; the ring has room by
- * construction (checked). */
-ncclResult_t net_socket_comm_push(net_socket_comm_t* comm, int s, char* data, size_t size, net_socket_sub_t* sub);
-
-/* Schedules the chunks of a message over the data sockets, from nextSock. */
-ncclResult_t net_socket_comm_schedule(net_socket_comm_t* comm, net_socket_sub_t* sub, char* data, size_t size,
-                                      size_t chunkSize);
-
-/* Helper thread body (net_socket_helper.c). */
-void* net_socket_helper_main(void* arg);
+/* Wakes a helper sleeping in poll() (its eventfd). */
+static inline void net_socket_helper_wake(const net_socket_helper_t* h) {
+  uint64_t one = 1;
+  ssize_t n = write(h->efd, &one, sizeof(one)); /* EAGAIN: already pending, as good */
+  (void)n;
+}
 
 #endif

@@ -1,16 +1,62 @@
 /* Send side of connection setup, one step per call: start every socket's
  * connect, then as each completes send its hello; the comm is returned once
  * all hellos are out. Progress lives in the caller's handle between calls. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "net_socket_comm.h"
-#include "net_socket_conn.h"
 #include "net_socket_dev.h"
 #include "net_socket_handle.h"
+#include "net_socket_helper.h"
 #include "net_socket_log.h"
-#include "net_socket_tcp.h"
+#include "net_socket_setup.h"
+#include "sock.h"
+
+/* Non-blocking TCP connect in two steps (start, then check), which
+ * mkccl_sock does not offer: its sock_connect waits for the connection, and
+ * the net ABI's connect() must never block. */
+static ncclResult_t net_socket_connect_start(const sock_addr_t* addr, int* fd) {
+  char text[SOCK_ADDR_STRLEN];
+  int s = socket(addr->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (s < 0) return NS_FAIL(ncclSystemError, "socket failed: %s", strerror(errno));
+  int one = 1;
+  setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (connect(s, &addr->sa, sock_addr_len(addr)) != 0 && errno != EINPROGRESS) {
+    int e = errno;
+    close(s);
+    return NS_FAIL(e == ECONNREFUSED ? ncclRemoteError : ncclSystemError, "connect to %s failed: %s",
+                   sock_addr_to_string(addr, text, sizeof(text), 1), strerror(e));
+  }
+  *fd = s;
+  return ncclSuccess;
+}
+
+/* *ready = 1 once connected; an error if the connection failed. */
+static ncclResult_t net_socket_connect_check(int fd, const sock_addr_t* addr, int* ready) {
+  char text[SOCK_ADDR_STRLEN];
+  struct pollfd p = {fd, POLLOUT, 0};
+  int n = poll(&p, 1, 0);
+  if (n < 0 && errno != EINTR) return NS_FAIL(ncclSystemError, "poll failed: %s", strerror(errno));
+  if (n <= 0) {
+    *ready = 0;
+    return ncclSuccess;
+  }
+  int err = 0;
+  socklen_t len = sizeof(err);
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  if (err)
+    return NS_FAIL(err == ECONNREFUSED ? ncclRemoteError : ncclSystemError, "connect to %s failed: %s",
+                   sock_addr_to_string(addr, text, sizeof(text), 1), strerror(err));
+  *ready = 1;
+  return ncclSuccess;
+}
 
 struct net_socket_connect_stage {
   net_socket_comm_t* comm;
@@ -47,7 +93,7 @@ static ncclResult_t net_socket_stage_new(const net_socket_handle_t* h, int traff
                                         (uint32_t)i, (uint32_t)h->nSocks};
   }
   for (int i = 0; i <= h->nSocks; i++, st->nFds++) {
-    ncclResult_t res = net_socket_tcp_connect_start(&h->addr, &st->fds[i]);
+    ncclResult_t res = net_socket_connect_start(&h->addr, &st->fds[i]);
     if (res != ncclSuccess) {
       net_socket_stage_free(st);
       return res;
@@ -63,7 +109,7 @@ static ncclResult_t net_socket_stage_progress(struct net_socket_connect_stage* s
                                               int* done) {
   int left = 0;
   for (int i = 0; i < st->nFds; i++) {
-    if (!st->connected[i]) NS_CHECK(net_socket_tcp_connect_check(st->fds[i], addr, &st->connected[i]));
+    if (!st->connected[i]) NS_CHECK(net_socket_connect_check(st->fds[i], addr, &st->connected[i]));
     if (st->connected[i] && st->sent[i] < sizeof(st->hello[i]) &&
         sock_send_some(st->fds[i], &st->hello[i], sizeof(st->hello[i]), &st->sent[i]) != SOCK_OK)
       return NS_FAIL(ncclRemoteError, "connect: sending the hello failed: %s", sock_error());
@@ -97,7 +143,7 @@ ncclResult_t net_socket_connect(int dev, void* opaqueHandle, void** sendComm, in
     comm->ctrlFd = st->fds[comm->nSocks];
     st->nFds = 0; /* the comm owns the fds now */
     st->comm = NULL;
-    res = net_socket_comm_start(comm);
+    res = net_socket_helpers_start(comm);
     if (res != ncclSuccess) net_socket_comm_free(comm);
     else *sendComm = comm;
   } else if (res == ncclSuccess) {

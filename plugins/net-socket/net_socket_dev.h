@@ -24,7 +24,4 @@ int net_socket_devs_count(void);
 /* NULL (and a WARN) for a device index out of range. */
 const net_socket_dev_t* net_socket_dev_get(int dev);
 
-/* Properties of dev in the newest layout; the version tables copy from it. */
-ncclResult_t net_socket_dev_props(int dev, ncclNetProperties_v12_t* props);
-
 #endif

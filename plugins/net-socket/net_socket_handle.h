@@ -23,7 +23,7 @@ typedef struct {
 
 _Static_assert(sizeof(net_socket_handle_t) <= NCCL_NET_HANDLE_MAXSIZE, "handle must fit NCCL_NET_HANDLE_MAXSIZE");
 
-/* A random 64-bit value (magics, connection ids). */
+/* A random 64-bit value (magics, connection ids): net_socket_random.c. */
 uint64_t net_socket_random64(void);
 
 #endif

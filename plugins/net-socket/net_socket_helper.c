@@ -1,19 +1,26 @@
-/* Helper thread: moves the chunks queued on its data sockets (socket s
- * belongs to helper s % nThreads). Non-blocking sends/receives; when nothing
+/* Helper threads (net_socket_helper.h): their start, their body, and the
+ * caller's side of their task rings.
+ *
+ * A helper moves the chunks queued on its data sockets. Non-blocking sends/receives; when nothing
  * has moved for MKCCL_SOCKET_HELPER_SPIN_US it sleeps in poll() on its busy
  * sockets and its eventfd. Until then it polls them itself, yielding: a
  * ring's next step comes within tens of microseconds, and a wake-up from
  * poll() on every step (eventfd, then data) cost about as much. */
+#include "net_socket_helper.h"
+
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "net_socket_comm.h"
+#include "net_socket_chunk.h"
 #include "net_socket_log.h"
 #include "sock.h"
 
@@ -48,7 +55,7 @@ static int64_t net_socket_now_ns(void) {
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-void* net_socket_helper_main(void* arg) {
+static void* net_socket_helper_main(void* arg) {
   net_socket_helper_t* h = arg;
   net_socket_comm_t* comm = h->comm;
   char name[16];
@@ -76,7 +83,7 @@ void* net_socket_helper_main(void* arg) {
     }
     if (failed) np = 0; /* a dead comm only waits for stop */
     /* Nothing moved: sleep until a blocked socket is ready or a task arrives.
-     * `sleeping` is stored before the idle rings are read again (see _push). */
+     * `sleeping` is stored before the idle rings are read again (see net_socket_helper_push). */
     atomic_store(&h->sleeping, 1);
     int fresh = 0;
     for (int s = h->index; s < comm->nSocks && !failed; s += comm->nThreads)
@@ -95,4 +102,51 @@ void* net_socket_helper_main(void* arg) {
     if (comm->helperSpinNs > 0) lastMove = net_socket_now_ns(); /* woken: the next task is near */
   }
   return NULL;
+}
+
+ncclResult_t net_socket_helpers_start(net_socket_comm_t* comm) {
+  for (int t = 0; t < comm->nThreads; t++) {
+    net_socket_helper_t* h = &comm->helpers[t];
+    h->comm = comm;
+    h->index = t;
+    h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (h->efd < 0) return NS_FAIL(ncclSystemError, "eventfd failed: %s", strerror(errno));
+    int rc = pthread_create(&h->thread, NULL, net_socket_helper_main, h);
+    if (rc != 0) return NS_FAIL(ncclSystemError, "helper thread %d not started: %s", t, strerror(rc));
+    h->started = 1;
+  }
+  return ncclSuccess;
+}
+
+/* Queues a chunk on data socket s and wakes its helper; the ring has room by
+ * construction (checked). */
+static ncclResult_t net_socket_helper_push(net_socket_comm_t* comm, int s, char* data, size_t size,
+                                           net_socket_sub_t* sub) {
+  net_socket_data_t* d = &comm->data[s];
+  uint32_t tail = atomic_load_explicit(&d->tail, memory_order_relaxed);
+  if (tail - atomic_load_explicit(&d->head, memory_order_acquire) >= NET_SOCKET_RING)
+    return NS_FAIL(ncclInternalError, "data socket %d: task ring full (%d tasks)", s, NET_SOCKET_RING);
+  d->ring[tail % NET_SOCKET_RING] = (net_socket_task_t){data, size, sub};
+  /* seq_cst store, then seq_cst load of `sleeping`: pairs with the helper's
+   * store of `sleeping` then load of `tail`, so one of us sees the other. */
+  atomic_store(&d->tail, tail + 1);
+  net_socket_helper_t* h = &comm->helpers[s % comm->nThreads];
+  if (atomic_load(&h->sleeping)) net_socket_helper_wake(h);
+  return ncclSuccess;
+}
+
+ncclResult_t net_socket_helper_schedule(net_socket_comm_t* comm, net_socket_sub_t* sub, char* data, size_t size,
+                                        size_t chunkSize) {
+  int n = net_socket_chunk_count(size, chunkSize);
+  if (n > comm->nSocks)
+    return NS_FAIL(ncclInternalError, "message of %zu bytes in chunks of %zu needs %d sockets, comm has %d", size,
+                   chunkSize, n, comm->nSocks);
+  atomic_store_explicit(&sub->pending, n, memory_order_relaxed);
+  for (int i = 0; i < n; i++) {
+    size_t off, len;
+    net_socket_chunk_get(size, chunkSize, i, &off, &len);
+    NS_CHECK(net_socket_helper_push(comm, (int)(comm->nextSock % (uint32_t)comm->nSocks), data + off, len, sub));
+    comm->nextSock++;
+  }
+  return ncclSuccess;
 }

@@ -6,11 +6,12 @@
 #include <string.h>
 
 #include "net_socket_comm.h"
-#include "net_socket_conn.h"
 #include "net_socket_dev.h"
 #include "net_socket_handle.h"
+#include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
+#include "net_socket_setup.h"
 
 /* Sockets with an unfinished hello a listener holds at once; more wait in
  * the kernel's backlog. */
@@ -142,7 +143,7 @@ static ncclResult_t net_socket_listen_take(net_socket_listen_t* l, net_socket_gr
     g->fds[i] = -1; /* the comm owns them now */
   }
   *g = l->groups[--l->nGroups];
-  ncclResult_t res = net_socket_comm_start(comm);
+  ncclResult_t res = net_socket_helpers_start(comm);
   if (res != ncclSuccess) {
     net_socket_comm_free(comm);
     return res;

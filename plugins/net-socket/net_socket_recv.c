@@ -4,6 +4,8 @@
  * matching buffer yet is kept as an early message when another receive
  * waits (net_socket_unexp.h), else it waits (nothing behind it is read
  * meanwhile). */
+#include "net_socket_recv.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -11,11 +13,11 @@
 #include <sys/uio.h>
 
 #include "net_socket_chunk.h"
+#include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
 #include "net_socket_unexp.h"
 #include "net_socket_unpack.h"
-#include "net_socket_xfer.h"
 #include "sock.h"
 
 static net_socket_sub_t* net_socket_rx_match(net_socket_comm_t* comm, int tag) {
@@ -86,14 +88,15 @@ static ncclResult_t net_socket_rx_check(net_socket_comm_t* comm, const net_socke
   return ncclSuccess;
 }
 
-ncclResult_t net_socket_rx_fits(net_socket_comm_t* comm, size_t sent, int tag, const net_socket_sub_t* sub) {
+/* A message of `sent` bytes fits sub; else the comm fails with ncclInvalidUsage. */
+static ncclResult_t net_socket_rx_fits(net_socket_comm_t* comm, size_t sent, int tag, const net_socket_sub_t* sub) {
   if (sent <= sub->size) return ncclSuccess;
   NS_WARN("message truncated: %zu bytes sent with tag %d, receive posted for %zu", sent, tag, sub->size);
   return net_socket_comm_fail(comm, ncclInvalidUsage);
 }
 
-/* The header matched sub: take the message. */
-ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub) {
+/* The header in comm->rxHdr matched sub (or is kept early): take the message. */
+static ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub) {
   const net_socket_hdr_t* h = &comm->rxHdr;
   NS_CHECK(net_socket_rx_fits(comm, (size_t)h->size, h->tag, sub));
   sub->matched = 1;
@@ -107,7 +110,7 @@ ncclResult_t net_socket_rx_start(net_socket_comm_t* comm, net_socket_sub_t* sub)
     comm->rxState = NET_SOCKET_RX_DATA;
     return ncclSuccess;
   }
-  ncclResult_t res = net_socket_comm_schedule(comm, sub, sub->data, h->size, h->chunkSize);
+  ncclResult_t res = net_socket_helper_schedule(comm, sub, sub->data, h->size, h->chunkSize);
   return res == ncclSuccess ? res : net_socket_comm_fail(comm, res);
 }
 
@@ -132,9 +135,10 @@ static ncclResult_t net_socket_rx_stream(net_socket_comm_t* comm) {
       if (sub) {
         NS_CHECK(net_socket_rx_start(comm, sub));
       } else {
-        int kept;
+        net_socket_sub_t* kept;
         NS_CHECK(net_socket_unexp_keep(comm, &kept));
         if (!kept) return ncclSuccess; /* no buffer for it yet */
+        NS_CHECK(net_socket_rx_start(comm, kept));
       }
     }
     if (comm->rxState == NET_SOCKET_RX_DATA) {
@@ -154,6 +158,15 @@ ncclResult_t net_socket_rx_progress(net_socket_comm_t* comm) {
   ncclResult_t res = net_socket_rx_stream(comm);
   if (comm->unexpHead) net_socket_unexp_progress(comm);
   return res;
+}
+
+/* A buffer just posted takes the earliest kept message of its tag, if any. */
+static ncclResult_t net_socket_rx_take_early(net_socket_comm_t* comm, net_socket_sub_t* sub) {
+  net_socket_unexp_t* u = net_socket_unexp_find(comm, sub->tag);
+  if (!u) return ncclSuccess;
+  NS_CHECK(net_socket_rx_fits(comm, u->sub.received, sub->tag, sub));
+  net_socket_unexp_give(u, sub);
+  return ncclSuccess;
 }
 
 ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* sizes, const int* tags,
@@ -189,7 +202,7 @@ ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* 
     sub->tag = tags[i];
     sub->matched = 0;
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
-    if (comm->unexpHead) NS_CHECK(net_socket_unexp_take(comm, sub));
+    if (comm->unexpHead) NS_CHECK(net_socket_rx_take_early(comm, sub));
   }
   r->used = 1;
   NS_CHECK(net_socket_rx_progress(comm));
@@ -198,4 +211,13 @@ ncclResult_t net_socket_irecv(void* recvComm, int n, void** data, const size_t* 
             (void*)r);
   *request = r;
   return ncclSuccess;
+}
+
+void net_socket_recv_free(net_socket_comm_t* comm) {
+  if (!comm) return;
+  net_socket_comm_stop(comm); /* nothing writes into the kept messages or the unpack queue after this */
+  net_socket_unexp_free(comm);
+  net_socket_unpack_free(comm->unpack);
+  comm->unpack = NULL;
+  net_socket_comm_free(comm);
 }

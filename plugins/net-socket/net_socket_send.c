@@ -1,6 +1,8 @@
 /* Send side: isend queues a header (with an inline payload) for the control
  * socket and the chunks of a large message for the data sockets; queued
  * control messages leave in batches, one sendmsg each. */
+#include "net_socket_send.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -8,16 +10,10 @@
 #include <sys/uio.h>
 
 #include "net_socket_chunk.h"
+#include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
-#include "net_socket_xfer.h"
 #include "sock.h"
-
-net_socket_request_t* net_socket_request_get(net_socket_comm_t* comm) {
-  for (int i = 0; i < NET_SOCKET_MAX_REQUESTS; i++)
-    if (!comm->reqs[i].used) return &comm->reqs[i];
-  return NULL;
-}
 
 /* Gathers the unsent control bytes of up to NET_SOCKET_TX_BATCH queued
  * messages, from txOff into the first one. Returns the iovec count. */
@@ -96,7 +92,7 @@ ncclResult_t net_socket_isend(void* sendComm, void* data, size_t size, int tag, 
     r->tailLen = size;
   } else {
     r->hdr.chunkSize = net_socket_chunk_size(size, comm->nSocks, comm->minChunk);
-    ncclResult_t res = net_socket_comm_schedule(comm, &r->subs[0], data, size, r->hdr.chunkSize);
+    ncclResult_t res = net_socket_helper_schedule(comm, &r->subs[0], data, size, r->hdr.chunkSize);
     if (res != ncclSuccess) return net_socket_comm_fail(comm, res);
   }
   r->used = 1;

@@ -1,10 +1,15 @@
 /* test(): progress the control socket of the request's comm, then report
- * whether the request is complete and with which sizes. */
+ * whether the request is complete and with which sizes; close: a comm's end
+ * (a receive comm's through the receive path, which frees what it kept). */
+#include "net_socket_test.h"
+
+#include "net_socket_comm.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
 #include "net_socket_prof.h"
+#include "net_socket_recv.h"
+#include "net_socket_send.h"
 #include "net_socket_unpack.h"
-#include "net_socket_xfer.h"
 
 static int net_socket_request_complete(const net_socket_request_t* r) {
   if (r->comm->isSend && !r->ctrlDone) return 0;
@@ -44,7 +49,9 @@ ncclResult_t net_socket_test(void* request, int* done, int* sizes) {
   return ncclSuccess;
 }
 
-ncclResult_t net_socket_close_comm(void* comm) {
-  net_socket_comm_free(comm);
+ncclResult_t net_socket_close_comm(void* c) {
+  net_socket_comm_t* comm = c;
+  if (comm && !comm->isSend) net_socket_recv_free(comm);
+  else net_socket_comm_free(comm);
   return ncclSuccess;
 }

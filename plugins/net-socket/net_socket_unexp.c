@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "net_socket_log.h"
-#include "net_socket_xfer.h"
 
 /* Whether a posted buffer still waits for its message. */
 static int net_socket_unexp_someone_waits(const net_socket_comm_t* comm) {
@@ -18,8 +17,8 @@ static int net_socket_unexp_someone_waits(const net_socket_comm_t* comm) {
   return 0;
 }
 
-ncclResult_t net_socket_unexp_keep(net_socket_comm_t* comm, int* kept) {
-  *kept = 0;
+ncclResult_t net_socket_unexp_keep(net_socket_comm_t* comm, net_socket_sub_t** kept) {
+  *kept = NULL;
   size_t size = (size_t)comm->rxHdr.size;
   if (comm->unpack || comm->unexpMaxBytes == 0 || comm->unexpCount >= NET_SOCKET_MAX_UNEXPECTED ||
       size > comm->unexpMaxBytes - comm->unexpBytes ||
@@ -40,21 +39,21 @@ ncclResult_t net_socket_unexp_keep(net_socket_comm_t* comm, int* kept) {
   *end = u;
   comm->unexpCount++;
   comm->unexpBytes += size;
-  *kept = 1;
-  return net_socket_rx_start(comm, &u->sub);
+  *kept = &u->sub;
+  return ncclSuccess;
 }
 
-ncclResult_t net_socket_unexp_take(net_socket_comm_t* comm, net_socket_sub_t* sub) {
-  for (net_socket_unexp_t* u = comm->unexpHead; u; u = u->next) {
-    if (u->taker || u->sub.tag != sub->tag) continue;
-    NS_CHECK(net_socket_rx_fits(comm, u->sub.received, sub->tag, sub));
-    u->taker = sub;
-    sub->matched = 1;
-    sub->received = u->sub.received;
-    atomic_store_explicit(&sub->pending, 1, memory_order_relaxed); /* until the copy */
-    return ncclSuccess;
-  }
-  return ncclSuccess;
+net_socket_unexp_t* net_socket_unexp_find(net_socket_comm_t* comm, int tag) {
+  for (net_socket_unexp_t* u = comm->unexpHead; u; u = u->next)
+    if (!u->taker && u->sub.tag == tag) return u;
+  return NULL;
+}
+
+void net_socket_unexp_give(net_socket_unexp_t* u, net_socket_sub_t* sub) {
+  u->taker = sub;
+  sub->matched = 1;
+  sub->received = u->sub.received;
+  atomic_store_explicit(&sub->pending, 1, memory_order_relaxed); /* until the copy */
 }
 
 void net_socket_unexp_progress(net_socket_comm_t* comm) {

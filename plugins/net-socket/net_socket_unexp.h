@@ -28,18 +28,21 @@ typedef struct net_socket_unexp {
 } net_socket_unexp_t;
 
 /* comm->rxHdr has no posted buffer: keep the message if some other receive
- * waits and the limits allow. *kept: whether it was (its data is then being
- * read, as for a matched one). */
-ncclResult_t net_socket_unexp_keep(net_socket_comm_t* comm, int* kept);
+ * waits and the limits allow. *kept: the buffer to read it into, as into a
+ * matched one, or NULL when it is not kept. */
+ncclResult_t net_socket_unexp_keep(net_socket_comm_t* comm, net_socket_sub_t** kept);
 
-/* A buffer just posted: give it the earliest kept message of its tag, if
- * any (it completes once the copy is done). */
-ncclResult_t net_socket_unexp_take(net_socket_comm_t* comm, net_socket_sub_t* sub);
+/* The earliest kept message of `tag` that no posted buffer took yet, or NULL. */
+net_socket_unexp_t* net_socket_unexp_find(net_socket_comm_t* comm, int tag);
+
+/* A buffer just posted takes u (its size checked by the caller): it
+ * completes once u's data is all in and copied. */
+void net_socket_unexp_give(net_socket_unexp_t* u, net_socket_sub_t* sub);
 
 /* Copies every taken message whose data is all in to its buffer, and frees it. */
 void net_socket_unexp_progress(net_socket_comm_t* comm);
 
-/* Frees every kept message (the helpers are stopped). */
+/* Frees every kept message (the helpers are stopped: net_socket_comm_stop). */
 void net_socket_unexp_free(net_socket_comm_t* comm);
 
 #endif

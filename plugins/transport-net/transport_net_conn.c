@@ -8,22 +8,17 @@
 
 #include "transport/mkccl_conn_fifo_v1.h"
 #include "transport_net.h"
+#include "transport_net_params.h"
 
 #define NET_LOG(ctx, level, ...) (ctx)->services->log(level, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__)
-
-static int64_t net_param(const mkcclTransportServices_v1* sv, const char* name, int64_t def) {
-  int64_t v = def;
-  if (sv->paramInt64 && sv->paramInt64(name, &v) != 0) v = def;
-  return v;
-}
 
 static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** out) {
   transport_net_ctx_t* ctx = calloc(1, sizeof(*ctx));
   if (!ctx) return ncclSystemError;
   ctx->services = services;
   ctx->net = services->net ? services->net(services->ctx, &ctx->netContext) : NULL;
-  ctx->sharedComms = (int)net_param(services, "NCCL_NET_SHARED_COMMS", 1);
-  ctx->forceFlush = (int)net_param(services, "MKCCL_NET_FORCE_FLUSH", 0);
+  ctx->sharedComms = (int)transport_net_param_NCCL_NET_SHARED_COMMS(services);
+  ctx->forceFlush = (int)transport_net_param_MKCCL_NET_FORCE_FLUSH(services);
   ctx->maxRecvs = 1;
   if (ctx->net) {
     ncclNetProperties_v12_t props;
@@ -280,12 +275,6 @@ static ncclResult_t net_free(void* conn) {
   return ncclSuccess;
 }
 
-static const mkcclParamDecl_v1 transport_net_params[] = {
-    {"NCCL_NET_SHARED_COMMS", MKCCL_PARAM_INT64, "1",
-     "Point-to-point connections of all channels to a peer share one net comm pair (receives grouped)"},
-    {"MKCCL_NET_FORCE_FLUSH", MKCCL_PARAM_INT64, "0", "Flush (iflush) every receive, host buffers included (tests)"},
-};
-
 __attribute__((visibility("default"))) const mkcclTransport_v1 mkcclTransportPlugin_v1 = {
     .size = sizeof(mkcclTransport_v1),
     .abiVersion = MKCCL_TRANSPORT_ABI_V1,
@@ -296,7 +285,3 @@ __attribute__((visibility("default"))) const mkcclTransport_v1 mkcclTransportPlu
     .recv = {net_recv_setup, net_recv_connect, net_free, NULL, NULL, transport_net_recv_progress, NULL},
     .finalize = net_finalize,
 };
-
-__attribute__((visibility("default"))) const mkcclPluginInfo_v1_t mkcclPluginInfo_v1 = {
-    sizeof(mkcclPluginInfo_v1_t), MKCCL_PLUGIN_ABI_VERSION, "transport-net", "0.1.0", transport_net_params,
-    (int)(sizeof(transport_net_params) / sizeof(transport_net_params[0])), NULL};

@@ -22,10 +22,11 @@
 
 #include "fuzz_setup.h"
 #include "net_socket_api.h"
-#include "net_socket_conn.h"
 #include "net_socket_handle.h"
+#include "net_socket_recv.h"
+#include "net_socket_setup.h"
+#include "net_socket_test.h"
 #include "net_socket_wire.h"
-#include "net_socket_xfer.h"
 #include "sock.h"
 
 #define FUZZ_SOCKS 2 /* one data socket, then the control socket */

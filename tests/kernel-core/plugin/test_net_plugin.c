@@ -85,16 +85,21 @@ typedef struct {
 #ifdef TEST_NET_WITH_INFO
 #include "mkccl_plugin_params.h"
 static const mkcclParamDecl_v1 tn_params[] = {
-    {"TEST_NET_NDEV", MKCCL_PARAM_INT64, "2", "devices the test net plugin reports"},
-    {"TEST_NET_INIT_FAIL", MKCCL_PARAM_INT64, "0", "1: the test net plugin's init fails"},
+#define PLUGIN_PARAM PLUGIN_PARAM_DECL
+#include "test_net_plugin_params.def"
+#undef PLUGIN_PARAM
 };
-static plugin_params_t tn_p = {NULL, tn_params, 2};
+#define TN_NPARAMS ((int)(sizeof(tn_params) / sizeof(tn_params[0])))
+static plugin_params_t tn_p = {NULL, tn_params, TN_NPARAMS};
+#define PLUGIN_PARAM(name, type, def, help) static inline PLUGIN_PARAM_DEFINE(tn_param_, &tn_p, name, type)
+#include "test_net_plugin_params.def"
+#undef PLUGIN_PARAM
 static void tn_bind(const mkcclServices_v1* services) { tn_p.services = services; }
 /* The symbol has the type's name: an asm label gives the variable that name. */
 TN_EXPORT const mkcclPluginInfo_v1_t tn_info __asm__(MKCCL_PLUGIN_INFO_SYMBOL) = {
-    sizeof(mkcclPluginInfo_v1_t), MKCCL_PLUGIN_ABI_VERSION, "test-net-info", "0.1", tn_params, 2, tn_bind};
-static int tn_ndev(void) { return (int)plugin_param_int(&tn_p, "TEST_NET_NDEV"); }
-static int tn_init_fails(void) { return plugin_param_int(&tn_p, "TEST_NET_INIT_FAIL") == 1; }
+    sizeof(mkcclPluginInfo_v1_t), MKCCL_PLUGIN_ABI_VERSION, "test-net-info", "0.1", tn_params, TN_NPARAMS, tn_bind};
+static int tn_ndev(void) { return (int)tn_param_TEST_NET_NDEV(); }
+static int tn_init_fails(void) { return tn_param_TEST_NET_INIT_FAIL() == 1; }
 #define TN_NAME "test-net-info"
 #else
 static int tn_ndev(void) { return TN_NDEV_DEFAULT; }

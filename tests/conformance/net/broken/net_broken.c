@@ -22,15 +22,21 @@
 #include "net/nccl_net.h"
 
 static const mkcclParamDecl_v1 net_broken_decls[] = {
-    {"MKCCL_NET_BROKEN_INNER", MKCCL_PARAM_STRING, "", "path of the working plugin to wrap"},
-    {"MKCCL_NET_BROKEN_BUG", MKCCL_PARAM_STRING, "corrupt", "corrupt | size | inorder | nodev | speed0 | maxcomms0"},
+#define PLUGIN_PARAM PLUGIN_PARAM_DECL
+#include "net_broken_params.def"
+#undef PLUGIN_PARAM
 };
-static plugin_params_t net_broken_params = {NULL, net_broken_decls, 2};
+#define NET_BROKEN_NPARAMS ((int)(sizeof(net_broken_decls) / sizeof(net_broken_decls[0])))
+static plugin_params_t net_broken_params = {NULL, net_broken_decls, NET_BROKEN_NPARAMS};
+#define PLUGIN_PARAM(name, type, def, help) \
+  static inline PLUGIN_PARAM_DEFINE(net_broken_param_, &net_broken_params, name, type)
+#include "net_broken_params.def"
+#undef PLUGIN_PARAM
 
 static void net_broken_bind(const mkcclServices_v1* s) { net_broken_params.services = s; }
 
 __attribute__((visibility("default"))) const mkcclPluginInfo_v1_t mkcclPluginInfo_v1 = {
-    sizeof(mkcclPluginInfo_v1_t), MKCCL_PLUGIN_ABI_VERSION, "net-broken", "0.1.0", net_broken_decls, 2,
+    sizeof(mkcclPluginInfo_v1_t), MKCCL_PLUGIN_ABI_VERSION, "net-broken", "0.1.0", net_broken_decls, NET_BROKEN_NPARAMS,
     net_broken_bind};
 
 static const ncclNet_v12_t* inner;
@@ -53,17 +59,17 @@ static pthread_mutex_t net_broken_lock = PTHREAD_MUTEX_INITIALIZER;
 static ncclResult_t net_broken_init(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,
                                     ncclDebugLogger_t log, ncclProfilerCallback_t prof) {
   if (!inner) {
-    const char* path = plugin_param_str(&net_broken_params, "MKCCL_NET_BROKEN_INNER");
-    void* lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    const char* path = net_broken_param_MKCCL_NET_BROKEN_INNER();
+    void* lib = *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     inner = lib ? dlsym(lib, "ncclNetPlugin_v12") : NULL;
     if (!inner) return ncclInvalidUsage;
-    const char* bug = plugin_param_str(&net_broken_params, "MKCCL_NET_BROKEN_BUG");
-    net_broken_corrupt = bug && strcmp(bug, "corrupt") == 0;
-    net_broken_sizeBug = bug && strcmp(bug, "size") == 0;
-    net_broken_inorder = bug && strcmp(bug, "inorder") == 0;
-    net_broken_nodev = bug && strcmp(bug, "nodev") == 0;
-    net_broken_speed0 = bug && strcmp(bug, "speed0") == 0;
-    net_broken_maxcomms0 = bug && strcmp(bug, "maxcomms0") == 0;
+    const char* bug = net_broken_param_MKCCL_NET_BROKEN_BUG();
+    net_broken_corrupt = strcmp(bug, "corrupt") == 0;
+    net_broken_sizeBug = strcmp(bug, "size") == 0;
+    net_broken_inorder = strcmp(bug, "inorder") == 0;
+    net_broken_nodev = strcmp(bug, "nodev") == 0;
+    net_broken_speed0 = strcmp(bug, "speed0") == 0;
+    net_broken_maxcomms0 = strcmp(bug, "maxcomms0") == 0;
   }
   return inner->init(ctx, commId, config, log, prof);
 }

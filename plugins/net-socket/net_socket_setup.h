@@ -1,7 +1,8 @@
-/* Establishing connections without blocking: listen/accept on the receive
- * side, connect on the send side (net_socket_listen.c, net_socket_connect.c). */
-#ifndef NET_SOCKET_CONN_H
-#define NET_SOCKET_CONN_H
+/* Connection setup, never blocking: listen/accept on the receive side,
+ * connect on the send side (net_socket_listen.c, net_socket_connect.c); the
+ * handshake is in net_socket_wire.h, the handle in net_socket_handle.h. */
+#ifndef NET_SOCKET_SETUP_H
+#define NET_SOCKET_SETUP_H
 
 #include "nccl.h"
 
