@@ -4,11 +4,8 @@
 #define NET_SOCKET_VENDOR_GCP 0x1ae0
 
 void net_socket_layout_auto(unsigned vendor, int cpus, int* nThreads, int* nSocksPerThread) {
-  /* On 32 cores a 2-rank AllReduce over loopback went from 2.1 to 3.5 GB/s
-   * with 2 threads, 4 to 12 with 4 channels as well. On 16 cores, 4 ranks
-   * at 1 MB ran faster with one thread in 10 of 10 rounds (2.5 to 4.1 GB/s
-   * against 1.8 to 2.9 with two), and the same from 4 MB
-   * (docs/PERFORMANCE.md): four ranks' helpers share the cores. */
+  /* Helper threads pay where CPUs are plenty (two from 32 CPUs); on fewer,
+   * several ranks' helpers share the cores and one each moves more. */
   *nThreads = cpus >= NET_SOCKET_AUTO_THREADS2_CPUS ? 2 : cpus >= NET_SOCKET_AUTO_THREADS_CPUS ? 1 : 0;
   *nSocksPerThread = 1;
   if (vendor == NET_SOCKET_VENDOR_AWS) {
