@@ -15,7 +15,7 @@
 
 #include "net_socket_comm.h"
 #include "net_socket_log.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 enum { NET_SOCKET_IDLE = 0, NET_SOCKET_BUSY = 1, NET_SOCKET_BLOCKED = 2, NET_SOCKET_FAILED = 3 };
 

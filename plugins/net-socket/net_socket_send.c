@@ -11,7 +11,7 @@
 #include "net_socket_log.h"
 #include "net_socket_params.h"
 #include "net_socket_xfer.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 net_socket_request_t* net_socket_request_get(net_socket_comm_t* comm) {
   for (int i = 0; i < NET_SOCKET_MAX_REQUESTS; i++)

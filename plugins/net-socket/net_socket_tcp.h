@@ -5,7 +5,7 @@
 #define NET_SOCKET_TCP_H
 
 #include "nccl.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 /* Creates a non-blocking socket and starts connecting it to addr. */
 ncclResult_t net_socket_tcp_connect_start(const sock_addr_t* addr, int* fd);

@@ -26,7 +26,7 @@
 #include "net_socket_handle.h"
 #include "net_socket_wire.h"
 #include "net_socket_xfer.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 #define FUZZ_SOCKS 2 /* one data socket, then the control socket */
 
