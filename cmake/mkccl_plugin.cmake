@@ -1,14 +1,43 @@
+# Plugins reach the core through ABIs alone: no include path of theirs, nor
+# of a library they link (or that links in turn), may point into
+# kernel-core/; code they share with the core lives in common/, below both.
+function(mkccl_plugin_check_includes name)
+  foreach(dir IN LISTS ARGN)
+    if(dir STREQUAL "${PROJECT_SOURCE_DIR}/kernel-core" OR dir MATCHES "^${PROJECT_SOURCE_DIR}/kernel-core/")
+      message(FATAL_ERROR "plugin ${name}: include path ${dir} points into kernel-core/")
+    endif()
+  endforeach()
+endfunction()
+
+function(mkccl_plugin_check_libs name)
+  foreach(lib IN LISTS ARGN)
+    if(TARGET ${lib})
+      get_target_property(dirs ${lib} INTERFACE_INCLUDE_DIRECTORIES)
+      if(dirs)
+        mkccl_plugin_check_includes(${name} ${dirs})
+      endif()
+      get_target_property(deps ${lib} INTERFACE_LINK_LIBRARIES)
+      if(deps)
+        mkccl_plugin_check_libs(${name} ${deps})
+      endif()
+    endif()
+  endforeach()
+endfunction()
+
 # mkccl_add_plugin(<name> SOURCES ... [LIBS ...] [TEST_ONLY])
 #
 # Builds plugins/<name> as lib/mkccl/libmkccl-<name>.so: a dlopen-able module
 # with hidden symbols except what the plugin marks default (its ABI symbols).
-# Plugins see the ABI headers and the public nccl.h, never core internals.
+# Plugins see the ABI headers, the public nccl.h and the libraries of
+# common/ they link, never core internals.
 function(mkccl_add_plugin name)
   cmake_parse_arguments(P "TEST_ONLY" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
   set(target mkccl-${name})
   add_library(${target} MODULE ${P_SOURCES})
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/abi
                                                ${CMAKE_CURRENT_SOURCE_DIR} ${P_INCLUDES})
+  mkccl_plugin_check_includes(${name} ${P_INCLUDES})
+  mkccl_plugin_check_libs(${name} ${P_LIBS})
   target_link_libraries(${target} PRIVATE Threads::Threads ${P_LIBS})
   target_compile_definitions(${target} PRIVATE _GNU_SOURCE)
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
