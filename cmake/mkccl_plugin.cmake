@@ -29,7 +29,8 @@ endfunction()
 # Builds plugins/<name> as lib/mkccl/libmkccl-<name>.so: a dlopen-able module
 # with hidden symbols except what the plugin marks default (its ABI symbols).
 # Plugins see the ABI headers, the public nccl.h and the libraries of
-# common/ they link, never core internals.
+# common/ they link, never core internals. A shipped plugin whose folder has
+# a manifest.yaml is listed in the default manifest with that entry.
 function(mkccl_add_plugin name)
   cmake_parse_arguments(P "TEST_ONLY" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
   set(target mkccl-${name})
@@ -45,5 +46,12 @@ function(mkccl_add_plugin name)
                                              LIBRARY_OUTPUT_DIRECTORY ${MKCCL_PLUGIN_DIR})
   if(NOT P_TEST_ONLY)
     install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/mkccl)
+    # The folder's manifest.yaml, if any, is the entry of the plugin named
+    # as the folder in the default manifest (kernel-core/plugin/manifest.cmake).
+    get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+    if(name STREQUAL folder AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/manifest.yaml)
+      set_property(TARGET mkccl_manifest APPEND PROPERTY MKCCL_MANIFEST_FRAGMENTS
+                                                         ${CMAKE_CURRENT_SOURCE_DIR}/manifest.yaml)
+    endif()
   endif()
 endfunction()
