@@ -48,7 +48,7 @@ static int tool_size_parse(const char* s, size_t* v) {
 }
 
 /* A summary of an NCCL topology XML: GPUs (ranks per node), NVLink, NIC speed (Mb/s). */
-static int tool_topo_read(const char* path, tune_topo_t* topo) {
+static int tool_topo_read(const char* path, costmodel_topo_t* topo) {
   FILE* f = fopen(path, "r");
   if (!f) {
     fprintf(stderr, "mkccl-tune: cannot open %s\n", path);
@@ -77,7 +77,7 @@ static int tool_topo_read(const char* path, tune_topo_t* topo) {
   return 0;
 }
 
-static int tool_tuner_open(tool_tuner_t* t, const tune_topo_t* topo) {
+static int tool_tuner_open(tool_tuner_t* t, const costmodel_topo_t* topo) {
   const ncclTuner_v6_t* table = NULL;
   if (strcmp(t->spec, "builtin") != 0) {
     setenv("NCCL_TUNER_PLUGIN", t->spec, 1); /* the loader's own selection, pointed at this file */
@@ -107,9 +107,9 @@ static double tool_busbw_factor(int func, int n) {
   }
 }
 
-static void tool_print_sweep(tool_tuner_t* tuners, int nTuners, int func, const tune_topo_t* topo, int channels,
+static void tool_print_sweep(tool_tuner_t* tuners, int nTuners, int func, const costmodel_topo_t* topo, int channels,
                              size_t lo, size_t hi) {
-  printf("\n# %s, %d ranks on %d nodes\n%14s", tune_func_name(func), topo->nRanks, topo->nNodes, "bytes");
+  printf("\n# %s, %d ranks on %d nodes\n%14s", costmodel_func_name(func), topo->nRanks, topo->nNodes, "bytes");
   for (int t = 0; t < nTuners; t++) printf(" | %-28.28s", tuners[t].spec);
   printf("\n%14s", "");
   for (int t = 0; t < nTuners; t++) printf(" | %-14s %2s %10s", "algo/proto", "ch", "us  GB/s");
@@ -123,7 +123,8 @@ static void tool_print_sweep(tool_tuner_t* tuners, int nTuners, int func, const 
         continue;
       }
       char ap[32];
-      snprintf(ap, sizeof(ap), "%s/%s%s", tune_algo_name(c.algo), tune_proto_name(c.proto), c.byTuner ? "*" : "");
+      snprintf(ap, sizeof(ap), "%s/%s%s", costmodel_algo_name(c.algo), costmodel_proto_name(c.proto),
+               c.byTuner ? "*" : "");
       double bw = c.predictedUs > 0 ? bytes * tool_busbw_factor(func, topo->nRanks) / (c.predictedUs * 1e3) : 0;
       printf(" | %-14s %2d %9.1f %6.2f", ap, c.nChannels, (double)c.predictedUs, bw);
     }
@@ -132,8 +133,8 @@ static void tool_print_sweep(tool_tuner_t* tuners, int nTuners, int func, const 
 }
 
 int main(int argc, char** argv) {
-  tune_topo_t topo;
-  tune_topo_default(&topo, 0, 1);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, 0, 1);
   int ranks = 0, nodes = 1, channels = 4, nTuners = 1;
   const char *topoFile = NULL, *colls = "allreduce,allgather,reducescatter,broadcast,reduce";
   double intraBw = 0, interBw = 0, intraLat = 0, interLat = 0;
@@ -182,7 +183,7 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 1;
   }
-  tune_topo_default(&topo, ranks, nodes);
+  costmodel_topo_default(&topo, ranks, nodes);
   if (topoFile && tool_topo_read(topoFile, &topo) != 0) return 1;
   if (topoFile && topo.ranksPerNode * nodes < ranks) topo.ranksPerNode = (ranks + nodes - 1) / nodes;
   if (intraBw > 0) topo.intraBw = intraBw;
@@ -201,7 +202,7 @@ int main(int argc, char** argv) {
   for (const char* c = colls; *c;) {
     const char* comma = strchr(c, ',');
     size_t len = comma ? (size_t)(comma - c) : strlen(c);
-    int func = tune_func_parse(c, len);
+    int func = costmodel_func_parse(c, len);
     if (func < 0 || func >= ncclFuncSendRecv) {
       fprintf(stderr, "mkccl-tune: unknown collective '%.*s'\n", (int)len, c);
       status = 1;

@@ -63,8 +63,8 @@ static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t byt
                         (size_t)plan_chunk_max(comm, coll, MK_ALGO_RING, MK_PROTO_SIMPLE), (const int(*)[NCCL_NUM_PROTOCOLS])supported};
   MK_CHECK(tune_decide_request(comm->tune, &req, c));
   MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo %s proto %s, predicted %.1f us (rank %d, opCount %llu)",
-          tune_func_name(func), bytes, tune_algo_name(c->algo), tune_proto_name(c->proto), (double)c->predictedUs,
-          comm->rank, (unsigned long long)comm->dp.opCount);
+          costmodel_func_name(func), bytes, costmodel_algo_name(c->algo), costmodel_proto_name(c->proto),
+          (double)c->predictedUs, comm->rank, (unsigned long long)comm->dp.opCount);
   return ncclSuccess;
 }
 
@@ -166,8 +166,8 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int num
     *out = (plan_choice_t){MK_ALGO_RING, MK_PROTO_LL, plan_ll_channels(comm, bytes),
                            plan_chunk_clamp((size_t)chunk, chunk, host_type_size(t->type)), -1.0f};
     MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo ring proto ll, %d channel(s) (MKCCL_GPU_LL_MAX_BYTES %lld; rank %d, opCount %llu)",
-            tune_func_name(tune_func_of_mk_coll(t->coll)), bytes, out->nChannels, (long long)comm->dp.par.gpuLLMaxBytes,
-            comm->rank, (unsigned long long)comm->dp.opCount);
+            costmodel_func_name(tune_func_of_mk_coll(t->coll)), bytes, out->nChannels,
+            (long long)comm->dp.par.gpuLLMaxBytes, comm->rank, (unsigned long long)comm->dp.opCount);
     return ncclSuccess;
   }
   tune_choice_t c;

@@ -38,7 +38,8 @@ ncclResult_t manifest_set_get(const manifest_set_t** out);
 const manifest_option_t* manifest_entry_options_apply(const manifest_entry_t* e);
 
 /* The manifest text compiled into the library (generated at build time from
- * kernel-core/plugin/manifest.yaml). */
+ * the default manifest: kernel-core/plugin/manifest_head.yaml and the
+ * plugins' manifest.yaml, kernel-core/plugin/manifest.cmake). */
 extern const char manifest_embedded_text[];
 extern const unsigned long manifest_embedded_size;
 

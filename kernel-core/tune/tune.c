@@ -10,7 +10,7 @@
 #include "device/common/work.h"
 
 struct tune_ctx {
-  tune_topo_t topo;
+  costmodel_topo_t topo;
   ncclTunerConstants_v5_t constants;
   tune_filter_t filter;
   const ncclTuner_v6_t* tuner;
@@ -70,7 +70,8 @@ static ncclResult_t tune_filter_load(tune_filter_t* f) {
   return ncclSuccess;
 }
 
-ncclResult_t tune_ctx_create(const tune_topo_t* topo, const ncclTuner_v6_t* tuner, uint64_t commId, tune_ctx_t** out) {
+ncclResult_t tune_ctx_create(const costmodel_topo_t* topo, const ncclTuner_v6_t* tuner, uint64_t commId,
+                             tune_ctx_t** out) {
   if (!topo || !out || topo->nRanks < 1 || topo->nNodes < 1 || topo->ranksPerNode < 1)
     return MK_FAIL(ncclInvalidArgument, "tune: bad topology summary");
   tune_ctx_t* ctx = calloc(1, sizeof(*ctx));
@@ -81,7 +82,7 @@ ncclResult_t tune_ctx_create(const tune_topo_t* topo, const ncclTuner_v6_t* tune
     return res;
   }
   ctx->topo = *topo;
-  tune_model_constants(topo, &ctx->constants);
+  costmodel_constants(topo, &ctx->constants);
   if (tuner) {
     /* NCCL's NVLink domains are the nodes: mkccl knows no wider ones. */
     ncclNvlDomainInfo_v6_t nvl = {topo->nNodes, topo->ranksPerNode, topo->ranksPerNode};
@@ -114,8 +115,8 @@ static int tune_request_ok(const tune_request_t* req) {
 /* Model table with the user's exclusions, then the plugin's edits. */
 static void tune_table_fill(tune_ctx_t* ctx, const tune_request_t* req, float table[][NCCL_NUM_PROTOCOLS],
                             float before[][NCCL_NUM_PROTOCOLS], int* nChannels) {
-  int nc = tune_model_channels(req->bytes, req->nChannelsMax);
-  tune_model_table(&ctx->topo, &ctx->constants, (ncclFunc_t)req->func, req->bytes, nc, req->nChannelsMax, table);
+  int nc = costmodel_channels(req->bytes, req->nChannelsMax);
+  costmodel_table(&ctx->topo, &ctx->constants, (ncclFunc_t)req->func, req->bytes, nc, req->nChannelsMax, table);
   for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
     for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)
       if (!tune_filter_allows(&ctx->filter, req->func, a, p)) table[a][p] = (float)NCCL_ALGO_PROTO_IGNORE;
@@ -189,7 +190,7 @@ ncclResult_t tune_decide_request(tune_ctx_t* ctx, const tune_request_t* req, tun
       !(ctx->loggedLack[anyAlgo] & (1u << anyProto))) {
     ctx->loggedLack[anyAlgo] |= (uint8_t)(1u << anyProto);
     MK_INFO(NCCL_TUNING, "TUNER: %s/%s is preferred for %s but mkccl's executors lack it: skipped",
-            tune_algo_name(anyAlgo), tune_proto_name(anyProto), tune_func_name(req->func));
+            costmodel_algo_name(anyAlgo), costmodel_proto_name(anyProto), costmodel_func_name(req->func));
   }
   if (tune_table_min(table, (const int(*)[NCCL_NUM_PROTOCOLS])allowed, &algo, &proto) != 0) {
     /* The plugin left nothing usable: the model's table (with the user's
@@ -197,18 +198,18 @@ ncclResult_t tune_decide_request(tune_ctx_t* ctx, const tune_request_t* req, tun
     if (tune_table_min(before, (const int(*)[NCCL_NUM_PROTOCOLS])allowed, &algo, &proto) != 0)
       return MK_FAIL(ncclInvalidUsage,
                      "tune: no algorithm/protocol for %s is costed, supported by the executors and allowed "
-                     "(NCCL_ALGO/NCCL_PROTO)", tune_func_name(req->func));
+                     "(NCCL_ALGO/NCCL_PROTO)", costmodel_func_name(req->func));
     if (ctx->tuner && !ctx->loggedTunerError++)
       MK_WARN("TUNER/Plugin: its table leaves nothing mkccl can run for %s: using the built-in model's",
-              tune_func_name(req->func));
+              costmodel_func_name(req->func));
   }
 
   float model[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  tune_model_table(&ctx->topo, &ctx->constants, (ncclFunc_t)req->func, req->bytes, nc, req->nChannelsMax, model);
-  int modelAlgo = -1, modelProto = -1, modelNc = tune_model_channels(req->bytes, req->nChannelsMax);
+  costmodel_table(&ctx->topo, &ctx->constants, (ncclFunc_t)req->func, req->bytes, nc, req->nChannelsMax, model);
+  int modelAlgo = -1, modelProto = -1, modelNc = costmodel_channels(req->bytes, req->nChannelsMax);
   if (ctx->tuner) {
     float alone[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-    tune_model_table(&ctx->topo, &ctx->constants, (ncclFunc_t)req->func, req->bytes, modelNc, req->nChannelsMax,
+    costmodel_table(&ctx->topo, &ctx->constants, (ncclFunc_t)req->func, req->bytes, modelNc, req->nChannelsMax,
                      alone);
     tune_table_min(alone, (const int(*)[NCCL_NUM_PROTOCOLS])allowed, &modelAlgo, &modelProto);
   }
@@ -226,8 +227,8 @@ ncclResult_t tune_decide_request(tune_ctx_t* ctx, const tune_request_t* req, tun
   out->chunkSize = chunk;
   out->predictedUs = model[algo][proto];
   out->byTuner = ctx->tuner && (algo != modelAlgo || proto != modelProto || nc != modelNc || chunk != req->chunkSize);
-  MK_TRACE(NCCL_TUNING, "TUNER: %s %zu bytes: %s/%s %d channels chunk %zu, %.1f us%s", tune_func_name(req->func),
-           req->bytes, tune_algo_name(algo), tune_proto_name(proto), nc, chunk, (double)out->predictedUs,
+  MK_TRACE(NCCL_TUNING, "TUNER: %s %zu bytes: %s/%s %d channels chunk %zu, %.1f us%s", costmodel_func_name(req->func),
+           req->bytes, costmodel_algo_name(algo), costmodel_proto_name(proto), nc, chunk, (double)out->predictedUs,
            out->byTuner ? " (tuner plugin)" : "");
   if (!ctx->tuner) {
     ctx->last.req = *req;

@@ -2,10 +2,11 @@
  * collective uses, and what it is predicted to cost.
  *
  * One tune_ctx_t per communicator, created at init from a topology summary
- * (tune_model.h; the integrator fills it from kernel-core/topo) and the
- * process's tuner plugin, if any (tune_plugin_acquire). The planner calls
- * tune_decide for every collective at group end, before it splits the data
- * into chunks; point-to-point operations are not tuned.
+ * (costmodel_topo_t, common/costmodel; the integrator fills it from
+ * kernel-core/topo) and the process's tuner plugin, if any
+ * (tune_plugin_acquire). The planner calls tune_decide for every collective
+ * at group end, before it splits the data into chunks; point-to-point
+ * operations are not tuned.
  *
  * How a decision is made:
  *  1. The built-in cost model fills the cost table (microseconds, -1 where
@@ -25,9 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "costmodel/costmodel.h"
+#include "costmodel/costmodel_names.h"
 #include "nccl.h"
 #include "tune/tune_filter.h"
-#include "tune/tune_model.h"
 #include "tuner/nccl_tuner.h"
 
 typedef struct tune_ctx tune_ctx_t;
@@ -59,7 +61,8 @@ void tune_supported_default(int gpu, int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM
 /* tuner may be NULL (model only); it stays owned by the caller and must
  * outlive the context. Reads NCCL_ALGO and NCCL_PROTO: a malformed value is
  * ncclInvalidUsage. A plugin whose init fails is logged and not used. */
-ncclResult_t tune_ctx_create(const tune_topo_t* topo, const ncclTuner_v6_t* tuner, uint64_t commId, tune_ctx_t** out);
+ncclResult_t tune_ctx_create(const costmodel_topo_t* topo, const ncclTuner_v6_t* tuner, uint64_t commId,
+                             tune_ctx_t** out);
 /* Calls the plugin's finalize. NULL is fine. */
 void tune_ctx_destroy(tune_ctx_t* ctx);
 

@@ -18,8 +18,8 @@ static int tune_ranks_per_node(struct ncclComm* comm) {
 }
 
 ncclResult_t comm_tune_stage_init(struct ncclComm* comm) {
-  tune_topo_t topo;
-  tune_topo_default(&topo, comm->nRanks, comm->nNodes);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, comm->nRanks, comm->nNodes);
   topo.ranksPerNode = tune_ranks_per_node(comm);
   topo.gpu = comm->cudaDev >= 0;
   /* Host ranks of one host over shared memory, each on a CPU of its own:

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "tune/tune_model.h"
+#include "costmodel/costmodel_names.h"
 
 void tune_filter_init(tune_filter_t* f) { memset(f, 1, sizeof(*f)); }
 
@@ -23,7 +23,7 @@ static size_t filter_trim_len(const char* s, const char* end) {
 /* One name of the list into mask[]; -1 for an unknown name. */
 static int filter_name_mark(tune_filter_kind_t kind, const char* w, size_t len, uint8_t* mask) {
   if (kind == TUNE_FILTER_PROTO) {
-    int p = tune_proto_parse(w, len);
+    int p = costmodel_proto_parse(w, len);
     if (p < 0) return -1;
     mask[p] = 1;
     return 0;
@@ -32,7 +32,7 @@ static int filter_name_mark(tune_filter_kind_t kind, const char* w, size_t len, 
     mask[NCCL_ALGO_COLLNET_DIRECT] = mask[NCCL_ALGO_COLLNET_CHAIN] = 1;
     return 0;
   }
-  int a = tune_algo_parse(w, len);
+  int a = costmodel_algo_parse(w, len);
   if (a < 0) return -1;
   mask[a] = 1;
   return 0;
@@ -80,7 +80,7 @@ int tune_filter_parse(const char* text, tune_filter_kind_t kind, tune_filter_t* 
     if (colon) {
       const char* fs = filter_skip_space(s, colon);
       size_t flen = filter_trim_len(fs, colon);
-      int func = tune_func_parse(fs, flen);
+      int func = costmodel_func_parse(fs, flen);
       if (func < 0) {
         snprintf(err, errSize, "unknown collective '%.*s' at offset %d", (int)flen, fs, (int)(fs - text));
         return -1;

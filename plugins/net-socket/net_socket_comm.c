@@ -12,7 +12,7 @@
 
 #include "net_socket_log.h"
 #include "net_socket_params.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 net_socket_comm_t* net_socket_comm_alloc(int isSend, int nSocks, int nThreads) {
   net_socket_comm_t* comm = calloc(1, sizeof(*comm));

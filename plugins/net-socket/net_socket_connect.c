@@ -17,7 +17,7 @@
 #include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_setup.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 /* Non-blocking TCP connect in two steps (start, then check), which
  * mkccl_sock does not offer: its sock_connect waits for the connection, and

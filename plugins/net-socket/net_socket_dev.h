@@ -5,7 +5,7 @@
 
 #include "nccl.h"
 #include "net/nccl_net.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 #define NET_SOCKET_MAX_DEVS 16
 

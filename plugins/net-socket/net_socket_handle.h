@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "net/nccl_net.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 struct net_socket_connect_stage;
 

@@ -22,7 +22,7 @@
 
 #include "net_socket_chunk.h"
 #include "net_socket_log.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 enum { NET_SOCKET_IDLE = 0, NET_SOCKET_BUSY = 1, NET_SOCKET_BLOCKED = 2, NET_SOCKET_FAILED = 3 };
 

@@ -18,7 +18,7 @@
 #include "net_socket_params.h"
 #include "net_socket_unexp.h"
 #include "net_socket_unpack.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 static net_socket_sub_t* net_socket_rx_match(net_socket_comm_t* comm, int tag) {
   net_socket_sub_t* best = NULL;

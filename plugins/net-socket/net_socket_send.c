@@ -13,7 +13,7 @@
 #include "net_socket_helper.h"
 #include "net_socket_log.h"
 #include "net_socket_params.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 /* Gathers the unsent control bytes of up to NET_SOCKET_TX_BATCH queued
  * messages, from txOff into the first one. Returns the iovec count. */

@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <yaml.h>
 
-#include "tune/tune_model.h"
+#include "costmodel/costmodel_names.h"
 #include "tuner_rules.h"
 
 typedef struct {
@@ -93,7 +93,7 @@ static int rules_range_parse(rules_parser_t* ps, const yaml_node_t* node, const 
 
 static int rules_coll_one(rules_parser_t* ps, const yaml_node_t* node, unsigned* mask) {
   const char* s = rules_scalar(node);
-  int f = s ? tune_func_parse(s, strlen(s)) : -1;
+  int f = s ? costmodel_func_parse(s, strlen(s)) : -1;
   if (s && strcasecmp(s, "any") == 0) {
     *mask |= (1u << ncclNumFuncs) - 1;
     return 0;
@@ -133,14 +133,14 @@ static int rules_key_value(rules_parser_t* ps, const char* key, const yaml_node_
   if (strcmp(key, "pipeops") == 0) return rules_range_parse(ps, val, key, &r->pipeOps);
   if (strcmp(key, "regbuff") == 0) return rules_bool_parse(ps, val, &r->regBuff);
   if (strcmp(key, "algo") == 0) {
-    r->algo = s ? tune_algo_parse(s, strlen(s)) : -1;
+    r->algo = s ? costmodel_algo_parse(s, strlen(s)) : -1;
     if (r->algo < 0)
       return rules_fail(ps, val, "algo: expected an algorithm (tree, ring, collnetdirect, collnetchain, nvls, "
                         "nvlstree, pat), got '%s'", s ? s : "");
     return 0;
   }
   if (strcmp(key, "proto") == 0) {
-    r->proto = s ? tune_proto_parse(s, strlen(s)) : -1;
+    r->proto = s ? costmodel_proto_parse(s, strlen(s)) : -1;
     if (r->proto < 0) return rules_fail(ps, val, "proto: expected a protocol (ll, ll128, simple), got '%s'", s ? s : "");
     return 0;
   }

@@ -1,5 +1,5 @@
-/* The default tuner: mkccl's built-in cost model (kernel-core/tune/
- * tune_model.c, linked in, not copied) as an NCCL tuner v5 and v6, plus
+/* The default tuner: mkccl's built-in cost model (common/costmodel,
+ * linked in, not copied) as an NCCL tuner v5 and v6, plus
  * mkcclPluginInfo_v1. Loaded into NCCL it replaces NCCL's costs by the
  * model's for the cells both know (ring and tree); cells the model does not
  * cost (CollNet, NVLS, PAT) keep NCCL's. It leaves channels and chunk sizes
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costmodel/costmodel.h"
 #include "mkccl_plugin_params.h"
-#include "tune/tune_model.h"
 #include "tuner/nccl_tuner.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -32,7 +32,7 @@ EXPORT const mkcclPluginInfo_v1_t mkcclPluginInfo_v1 = {
     sizeof(mkcclPluginInfo_v1_t), MKCCL_PLUGIN_ABI_VERSION, "tuner", "1.0", tuner_params, 4, tuner_bind};
 
 typedef struct {
-  tune_topo_t topo;
+  costmodel_topo_t topo;
   ncclTunerConstants_v5_t constants;
 } tuner_ctx_t;
 
@@ -43,7 +43,7 @@ static ncclResult_t tuner_init(void** ctxOut, uint64_t commId, size_t nRanks, si
   (void)commId;
   tuner_ctx_t* ctx = calloc(1, sizeof(*ctx));
   if (!ctx) return ncclSystemError;
-  tune_topo_default(&ctx->topo, (int)nRanks, (int)nNodes);
+  costmodel_topo_default(&ctx->topo, (int)nRanks, (int)nNodes);
   if (nvl && nvl->maxRanksPerNvlDomain > 0) ctx->topo.ranksPerNode = nvl->maxRanksPerNvlDomain;
   const char* link = tuner_param_MKCCL_TUNER_INTRA_LINK();
   ctx->topo.intraLink = link && strcmp(link, "pci") == 0 ? NCCL_HW_PCI : NCCL_HW_NVLINK;
@@ -53,7 +53,7 @@ static ncclResult_t tuner_init(void** ctxOut, uint64_t commId, size_t nRanks, si
   if (inter > 0) ctx->topo.interBw = inter;
   ctx->topo.gpu = tuner_param_MKCCL_TUNER_GPU() != 0;
   if (constants) ctx->constants = *constants; /* the core's latencies: NCCL's own, or mkccl's model's */
-  else tune_model_constants(&ctx->topo, &ctx->constants);
+  else costmodel_constants(&ctx->topo, &ctx->constants);
   if (log)
     log(NCCL_LOG_INFO, NCCL_TUNING, __FILE__, __LINE__, "TUNER/mkccl-model: %zu ranks, %zu nodes, %.1f/%.1f GB/s",
         nRanks, nNodes, ctx->topo.intraBw, ctx->topo.interBw);
@@ -69,8 +69,8 @@ static ncclResult_t tuner_get_coll_info(void* context, ncclFunc_t func, size_t n
   if (numAlgo != NCCL_NUM_ALGORITHMS || numProto != NCCL_NUM_PROTOCOLS || func < 0 || func >= ncclNumFuncs)
     return ncclSuccess; /* a table shape this model does not know: leave it */
   float model[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  int nc = tune_model_channels(nBytes, 1);
-  tune_model_table(&ctx->topo, &ctx->constants, func, nBytes, nc, 1, model);
+  int nc = costmodel_channels(nBytes, 1);
+  costmodel_table(&ctx->topo, &ctx->constants, func, nBytes, nc, 1, model);
   float(*t)[NCCL_NUM_PROTOCOLS] = (float(*)[NCCL_NUM_PROTOCOLS])collCostTable;
   for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
     for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)

@@ -19,7 +19,7 @@
 
 #include "bootstrap/bootstrap_internal.h"
 #include "fuzz_setup.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 #define FUZZ_RANKS 4
 #define FUZZ_MAGIC 0x6675a2a2beefULL

@@ -13,7 +13,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "fuzz_setup.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 static bootstrap_handle_t fuzz_handle;
 static int fuzz_started;

@@ -27,7 +27,7 @@
 #include "net_socket_setup.h"
 #include "net_socket_test.h"
 #include "net_socket_wire.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 #define FUZZ_SOCKS 2 /* one data socket, then the control socket */
 

@@ -57,8 +57,8 @@ static tune_choice_t decide(const char* algo, const char* proto, int func, size_
   else unsetenv("NCCL_ALGO");
   if (proto) setenv("NCCL_PROTO", proto, 1);
   else unsetenv("NCCL_PROTO");
-  tune_topo_t topo;
-  tune_topo_default(&topo, 32, 4);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, 32, 4);
   tune_ctx_t* ctx = NULL;
   CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
   tune_choice_t c;
@@ -86,8 +86,8 @@ static void test_overrides(void) {
 }
 
 static void test_bad_env(void) {
-  tune_topo_t topo;
-  tune_topo_default(&topo, 4, 1);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, 4, 1);
   tune_ctx_t* ctx = (tune_ctx_t*)0x1;
   setenv("NCCL_ALGO", "ring,bogus", 1);
   CHECK(tune_ctx_create(&topo, NULL, 1, &ctx) == ncclInvalidUsage);

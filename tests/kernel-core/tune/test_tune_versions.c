@@ -12,8 +12,8 @@ static const char* const plugin_paths[7] = {NULL, NULL, TEST_TUNER_V2, TEST_TUNE
                                              TEST_TUNER_V4, TEST_TUNER_V5, TEST_TUNER_V6};
 
 static tune_choice_t decide_with(const ncclTuner_v6_t* tuner, size_t bytes) {
-  tune_topo_t topo;
-  tune_topo_default(&topo, 32, 4);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, 32, 4);
   tune_ctx_t* ctx = NULL;
   CHECK_NCCL(tune_ctx_create(&topo, tuner, 42, &ctx));
   CHECK(tune_ctx_tuner(ctx) == tuner);
@@ -39,7 +39,7 @@ static void test_version(int v, tune_plugin_t** keep) {
   CHECK_EQ_INT(alone.algo, NCCL_ALGO_TREE);
   setenv("MKCCL_TEST_TUNER_FORCE", "ring", 1);
   tune_choice_t c = decide_with(t, 64);
-  CHECK_MSG(c.algo == NCCL_ALGO_RING, "v%d: forced ring, got %s", v, tune_algo_name(c.algo));
+  CHECK_MSG(c.algo == NCCL_ALGO_RING, "v%d: forced ring, got %s", v, costmodel_algo_name(c.algo));
   CHECK_EQ_INT(c.proto, NCCL_PROTO_SIMPLE);
   CHECK_EQ_INT(c.nChannels, 3);
   CHECK_EQ_INT(c.byTuner, 1);
@@ -49,7 +49,7 @@ static void test_version(int v, tune_plugin_t** keep) {
   CHECK_EQ_INT(big.algo, NCCL_ALGO_RING);
   setenv("MKCCL_TEST_TUNER_FORCE", "tree", 1);
   c = decide_with(t, (size_t)1 << 30);
-  CHECK_MSG(c.algo == NCCL_ALGO_TREE, "v%d: forced tree, got %s", v, tune_algo_name(c.algo));
+  CHECK_MSG(c.algo == NCCL_ALGO_TREE, "v%d: forced tree, got %s", v, costmodel_algo_name(c.algo));
   CHECK_EQ_INT(c.nChannels, 3);
 
   /* v5+ receive the constants and may change them: the prediction moves. */

@@ -8,8 +8,8 @@
 #include "tune/tune.h"
 
 static void compare_shape(const ncclTuner_v6_t* plugin, int nRanks, int nNodes) {
-  tune_topo_t topo;
-  tune_topo_default(&topo, nRanks, nNodes);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, nRanks, nNodes);
   tune_ctx_t *alone = NULL, *with = NULL;
   CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &alone));
   CHECK_NCCL(tune_ctx_create(&topo, plugin, 1, &with));
@@ -21,8 +21,8 @@ static void compare_shape(const ncclTuner_v6_t* plugin, int nRanks, int nNodes) 
       CHECK_NCCL(tune_decide_request(alone, &req, &a));
       CHECK_NCCL(tune_decide_request(with, &req, &b));
       CHECK_MSG(a.algo == b.algo && a.proto == b.proto, "%d ranks/%d nodes %s %zu: model %s/%s, plugin %s/%s", nRanks,
-                nNodes, tune_func_name(f), bytes, tune_algo_name(a.algo), tune_proto_name(a.proto),
-                tune_algo_name(b.algo), tune_proto_name(b.proto));
+                nNodes, costmodel_func_name(f), bytes, costmodel_algo_name(a.algo), costmodel_proto_name(a.proto),
+                costmodel_algo_name(b.algo), costmodel_proto_name(b.proto));
     }
   }
   tune_ctx_destroy(with);
@@ -31,10 +31,10 @@ static void compare_shape(const ncclTuner_v6_t* plugin, int nRanks, int nNodes) 
 
 static void check_cells_kept(const ncclTuner_v6_t* t) {
   ncclNvlDomainInfo_v6_t nvl = {4, 8, 8};
-  tune_topo_t topo;
-  tune_topo_default(&topo, 32, 4);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, 32, 4);
   ncclTunerConstants_v6_t c;
-  tune_model_constants(&topo, &c);
+  costmodel_constants(&topo, &c);
   void* ctx = NULL;
   CHECK_NCCL(t->init(&ctx, 7, 32, 4, NULL, &nvl, &c));
   float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];

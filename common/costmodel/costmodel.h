@@ -25,10 +25,11 @@
  * capped at llMaxBws, LL128 120/128) and for trees (0.92).
  *
  * Algorithms other than ring and tree, and LL128 without a GPU, are
- * disabled (-1). Shared by the core (kernel-core/tune) and the default
- * tuner plugin (plugins/tuner), so it includes ABI headers only. */
-#ifndef MKCCL_TUNE_MODEL_H
-#define MKCCL_TUNE_MODEL_H
+ * disabled (-1). Shared by the core (kernel-core/tune) and the tuner
+ * plugins (plugins/tuner, plugins/tuner-rules), so it includes ABI headers
+ * only. Names of algorithms, protocols and functions: costmodel_names.h. */
+#ifndef MKCCL_COSTMODEL_COSTMODEL_H
+#define MKCCL_COSTMODEL_COSTMODEL_H
 
 #include <stddef.h>
 
@@ -44,36 +45,24 @@ typedef struct {
   double intraLatUs;  /* measured per-hop latency (Simple) inside a node, 0: the constants' */
   double interLatUs;  /* same across the network, 0: the constants' */
   int gpu;            /* 1: GPU executors (LL128 exists) */
-} tune_topo_t;
+} costmodel_topo_t;
 
 /* A summary good enough for a host-memory communicator of nRanks on nNodes
  * nodes when the caller knows nothing better. */
-void tune_topo_default(tune_topo_t* topo, int nRanks, int nNodes);
+void costmodel_topo_default(costmodel_topo_t* topo, int nRanks, int nNodes);
 
 /* Default constants for the topology (the measured latencies, when given,
  * replace the Simple hop latencies and scale LL/LL128 alike). */
-void tune_model_constants(const tune_topo_t* topo, ncclTunerConstants_v5_t* c);
+void costmodel_constants(const costmodel_topo_t* topo, ncclTunerConstants_v5_t* c);
 
 /* Channels the model uses for `bytes`: one per 128 KiB, within
  * [1, nChannelsMax]. */
-int tune_model_channels(size_t bytes, int nChannelsMax);
+int costmodel_channels(size_t bytes, int nChannelsMax);
 
 /* table[a][p] = predicted microseconds, -1 where the model has no such
  * algorithm/protocol for `func`. Point-to-point functions get ring/Simple
  * only. nChannels is what the time is predicted for. */
-void tune_model_table(const tune_topo_t* topo, const ncclTunerConstants_v5_t* c, ncclFunc_t func, size_t bytes,
-                      int nChannels, int nChannelsMax, float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]);
-
-/* Lower-case names ("tree", "ring", "collnetdirect", "collnetchain", "nvls",
- * "nvlstree", "pat"; "ll", "ll128", "simple"; "broadcast", "reduce",
- * "allgather", "reducescatter", "allreduce", "sendrecv", "send", "recv"),
- * "?" when out of range. */
-const char* tune_algo_name(int algo);
-const char* tune_proto_name(int proto);
-const char* tune_func_name(int func);
-/* Case-insensitive lookups of the names above over text[0..len); -1 if none. */
-int tune_algo_parse(const char* text, size_t len);
-int tune_proto_parse(const char* text, size_t len);
-int tune_func_parse(const char* text, size_t len);
+void costmodel_table(const costmodel_topo_t* topo, const ncclTunerConstants_v5_t* c, ncclFunc_t func, size_t bytes,
+                     int nChannels, int nChannelsMax, float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]);
 
 #endif

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 static sock_addr_t loopback(int family) {
   sock_addr_t a;

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sock_internal.h"
+#include "sock/sock_internal.h"
 
 /* "1.2.3.4:5" of the connected peer, for error texts. */
 static const char* sock_peer_text(int fd, char* buf, size_t len) {

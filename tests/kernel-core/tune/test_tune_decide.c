@@ -1,9 +1,10 @@
-/* The cost model: tree for small and ring for large AllReduce across
- * nodes, with one crossover, and inside one node of 8 ranks (the host
- * executor's Simple protocol) too; LL for small
- * and Simple for large; predicted times grow with size; LL128 only with a
- * GPU; tree only for AllReduce, Broadcast and Reduce (the rooted ones
- * cross over once too, and cost one way of the tree: less than AllReduce). */
+/* The tuning context's decisions (tune_decide) over the built-in cost
+ * model: tree for small and ring for large AllReduce across nodes, with one
+ * crossover, and inside one node of 8 ranks (the host executor's Simple
+ * protocol) too; LL for small and Simple for large; predicted times grow
+ * with size; Broadcast and Reduce cross over once too; only what the
+ * executors support is chosen. The model's table alone:
+ * tests/common/costmodel. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -42,15 +43,15 @@ static void check_per_protocol_monotonic(tune_ctx_t* ctx) {
       CHECK_NCCL(tune_table(ctx, &req, t, &nc));
       if (t[NCCL_ALGO_RING][p] < 0) continue;
       int ring = t[NCCL_ALGO_RING][p] < t[NCCL_ALGO_TREE][p];
-      CHECK_MSG(!(ringWon && !ring), "%s: tree wins again at %zu bytes", tune_proto_name(p), size_of(i));
+      CHECK_MSG(!(ringWon && !ring), "%s: tree wins again at %zu bytes", costmodel_proto_name(p), size_of(i));
       ringWon |= ring;
     }
   }
 }
 
 static void test_multi_node_crossover(int nNodes, int rpn, int expectChanges) {
-  tune_topo_t topo;
-  tune_topo_default(&topo, nNodes * rpn, nNodes);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, nNodes * rpn, nNodes);
   topo.intraLink = NCCL_HW_NVLINK;
   topo.intraBw = 100.0;
   topo.interBw = 12.0;
@@ -58,8 +59,8 @@ static void test_multi_node_crossover(int nNodes, int rpn, int expectChanges) {
   CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
   int algos[SIZES], protos[SIZES];
   int changes = sweep(ctx, ncclFuncAllReduce, algos, protos);
-  CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "%d nodes: 8 B uses %s", nNodes, tune_algo_name(algos[0]));
-  CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "%d nodes: 8 GiB uses %s", nNodes, tune_algo_name(algos[SIZES - 1]));
+  CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "%d nodes: 8 B uses %s", nNodes, costmodel_algo_name(algos[0]));
+  CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "%d nodes: 8 GiB uses %s", nNodes, costmodel_algo_name(algos[SIZES - 1]));
   CHECK(changes >= 1);
   if (expectChanges) CHECK_EQ_INT(changes, expectChanges); /* one crossover, tree below, ring above */
   check_per_protocol_monotonic(ctx);
@@ -76,8 +77,8 @@ static void test_multi_node_crossover(int nNodes, int rpn, int expectChanges) {
 static void test_single_node_8_ranks(void) {
   int sup[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] = {{0}};
   sup[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = sup[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
-  tune_topo_t topo;
-  tune_topo_default(&topo, 8, 1);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, 8, 1);
   tune_ctx_t* ctx = NULL;
   CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
   int changes = 0, algos[SIZES];
@@ -87,19 +88,19 @@ static void test_single_node_8_ranks(void) {
     algos[i] = c.algo;
     if (i && algos[i] != algos[i - 1]) changes++;
   }
-  CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "8 ranks, 8 B: %s", tune_algo_name(algos[0]));
-  CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "8 ranks, 8 GiB: %s", tune_algo_name(algos[SIZES - 1]));
+  CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "8 ranks, 8 B: %s", costmodel_algo_name(algos[0]));
+  CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "8 ranks, 8 GiB: %s", costmodel_algo_name(algos[SIZES - 1]));
   CHECK_EQ_INT(changes, 1);
   tune_ctx_destroy(ctx);
 }
 
 /* Broadcast and Reduce on one host (Simple): tree below one crossover,
- * ring above; a tree's latency is one pass of its depth. */
+ * ring above. */
 static void test_rooted(int nRanks) {
   int sup[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] = {{0}};
   sup[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = sup[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 1;
-  tune_topo_t topo;
-  tune_topo_default(&topo, nRanks, 1);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, nRanks, 1);
   tune_ctx_t* ctx = NULL;
   CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
   const int funcs[2] = {ncclFuncBroadcast, ncclFuncReduce};
@@ -111,56 +112,21 @@ static void test_rooted(int nRanks) {
       algos[i] = c.algo;
       if (i && algos[i] != algos[i - 1]) changes++;
     }
-    CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "%s %d ranks, 8 B: %s", tune_func_name(funcs[f]), nRanks,
-              tune_algo_name(algos[0]));
-    CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "%s %d ranks, 8 GiB: %s", tune_func_name(funcs[f]), nRanks,
-              tune_algo_name(algos[SIZES - 1]));
+    CHECK_MSG(algos[0] == NCCL_ALGO_TREE, "%s %d ranks, 8 B: %s", costmodel_func_name(funcs[f]), nRanks,
+              costmodel_algo_name(algos[0]));
+    CHECK_MSG(algos[SIZES - 1] == NCCL_ALGO_RING, "%s %d ranks, 8 GiB: %s", costmodel_func_name(funcs[f]), nRanks,
+              costmodel_algo_name(algos[SIZES - 1]));
     CHECK_EQ_INT(changes, 1);
   }
-  ncclTunerConstants_v5_t c;
-  tune_model_constants(&topo, &c);
-  float ar[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], bc[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  tune_model_table(&topo, &c, ncclFuncAllReduce, 8, 1, 2, ar);
-  tune_model_table(&topo, &c, ncclFuncBroadcast, 8, 1, 2, bc);
-  CHECK(bc[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] > 0 &&
-        bc[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] < ar[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE]);
   tune_ctx_destroy(ctx);
-}
-
-static void test_table_shape(void) {
-  tune_topo_t topo;
-  tune_topo_default(&topo, 16, 2);
-  ncclTunerConstants_v5_t c;
-  tune_model_constants(&topo, &c);
-  float t[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  tune_model_table(&topo, &c, ncclFuncAllReduce, 1 << 20, 2, 4, t);
-  CHECK(t[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] > 0 && t[NCCL_ALGO_TREE][NCCL_PROTO_LL] > 0);
-  CHECK(t[NCCL_ALGO_RING][NCCL_PROTO_LL128] < 0); /* no GPU */
-  for (int a = NCCL_ALGO_COLLNET_DIRECT; a < NCCL_NUM_ALGORITHMS; a++)
-    for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) CHECK(t[a][p] < 0);
-  tune_model_table(&topo, &c, ncclFuncAllGather, 1 << 20, 2, 4, t);
-  CHECK(t[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] < 0 && t[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] > 0);
-  topo.gpu = 1;
-  tune_model_constants(&topo, &c);
-  tune_model_table(&topo, &c, ncclFuncAllReduce, 1 << 20, 2, 4, t);
-  CHECK(t[NCCL_ALGO_RING][NCCL_PROTO_LL128] > 0);
-  /* More channels: never slower for a large message. */
-  float one[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  tune_model_table(&topo, &c, ncclFuncAllReduce, 64 << 20, 1, 4, one);
-  tune_model_table(&topo, &c, ncclFuncAllReduce, 64 << 20, 4, 4, t);
-  CHECK(t[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] < one[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE]);
-  /* A measured latency replaces the Simple hop latency. */
-  topo.interLatUs = 28.0;
-  tune_model_constants(&topo, &c);
-  CHECK(c.hwLatencies[NCCL_HW_NET][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] == 28.0);
 }
 
 static void test_executor_support(void) {
   /* Executors with ring/Simple only: every decision is ring/Simple. */
   int sup[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] = {{0}};
   sup[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
-  tune_topo_t topo;
-  tune_topo_default(&topo, 32, 4);
+  costmodel_topo_t topo;
+  costmodel_topo_default(&topo, 32, 4);
   tune_ctx_t* ctx = NULL;
   CHECK_NCCL(tune_ctx_create(&topo, NULL, 1, &ctx));
   /* (A GPU communicator: the model prefers tree for small ones of these, the
@@ -192,8 +158,7 @@ int main(void) {
   test_multi_node_crossover(2, 4, 0);
   test_single_node_8_ranks();
   for (int n = 2; n <= 16; n *= 2) test_rooted(n);
-  test_table_shape();
   test_executor_support();
-  printf("test_tune_model: OK\n");
+  printf("test_tune_decide: OK\n");
   return 0;
 }

@@ -1,4 +1,4 @@
-/* mkccl_sock: small TCP socket utilities shared by the core (bootstrap) and by
+/* mkccl_sock (common/sock): small TCP socket utilities shared by the core (bootstrap) and by
  * plugins (net-socket). It depends on libc only: no core logging, no
  * parameters, no getenv. Callers pass configuration strings in and map the
  * status codes to their own error handling.

@@ -1,9 +1,8 @@
-/* The built-in cost model (see tune_model.h for the formulas). */
-#include "tune/tune_model.h"
+/* The built-in cost model (see costmodel.h for the formulas). */
+#include "costmodel/costmodel.h"
 
 #include <math.h>
 #include <string.h>
-#include <strings.h>
 
 /* Defaults in the spirit of NCCL's tuning constants: base latency per
  * algorithm/protocol, per-hop latency per link class (us). */
@@ -22,7 +21,7 @@ static const double model_ll_bw_factor = 0.5;
 static const double model_ll128_bw_factor = 120.0 / 128.0;
 static const size_t model_bytes_per_channel = 128 << 10;
 
-void tune_topo_default(tune_topo_t* topo, int nRanks, int nNodes) {
+void costmodel_topo_default(costmodel_topo_t* topo, int nRanks, int nNodes) {
   memset(topo, 0, sizeof(*topo));
   topo->nRanks = nRanks > 0 ? nRanks : 1;
   topo->nNodes = nNodes > 0 ? nNodes : 1;
@@ -40,7 +39,7 @@ static void model_scale_link(ncclTunerConstants_v5_t* c, int link, double simple
   }
 }
 
-void tune_model_constants(const tune_topo_t* topo, ncclTunerConstants_v5_t* c) {
+void costmodel_constants(const costmodel_topo_t* topo, ncclTunerConstants_v5_t* c) {
   memset(c, 0, sizeof(*c));
   for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
     for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) c->baseLatencies[a][p] = model_base_lat[p];
@@ -61,7 +60,7 @@ void tune_model_constants(const tune_topo_t* topo, ncclTunerConstants_v5_t* c) {
   model_scale_link(c, NCCL_HW_NET, topo->interLatUs);
 }
 
-int tune_model_channels(size_t bytes, int nChannelsMax) {
+int costmodel_channels(size_t bytes, int nChannelsMax) {
   if (nChannelsMax < 1) return 1;
   size_t want = (bytes + model_bytes_per_channel - 1) / model_bytes_per_channel;
   if (want < 1) want = 1;
@@ -76,7 +75,7 @@ static int model_log2_ceil(int n) {
   return l;
 }
 
-static double model_bw(const tune_topo_t* t, const ncclTunerConstants_v5_t* c, int algo, int proto, int nChannels,
+static double model_bw(const costmodel_topo_t* t, const ncclTunerConstants_v5_t* c, int algo, int proto, int nChannels,
                        int nChannelsMax) {
   double bw = t->nNodes > 1 ? fmin(t->intraBw, t->interBw) : t->intraBw;
   bw *= (double)nChannels / (double)(nChannelsMax > 0 ? nChannelsMax : 1);
@@ -90,7 +89,7 @@ static double model_bw(const tune_topo_t* t, const ncclTunerConstants_v5_t* c, i
   return bw;
 }
 
-static double model_lat(const tune_topo_t* t, const ncclTunerConstants_v5_t* c, ncclFunc_t func, int algo,
+static double model_lat(const costmodel_topo_t* t, const ncclTunerConstants_v5_t* c, ncclFunc_t func, int algo,
                         int proto) {
   int N = t->nRanks, intra = t->intraLink;
   double lat = c->baseLatencies[algo][proto];
@@ -119,8 +118,8 @@ static double model_factor(ncclFunc_t func, int algo, int N) {
   }
 }
 
-void tune_model_table(const tune_topo_t* topo, const ncclTunerConstants_v5_t* c, ncclFunc_t func, size_t bytes,
-                      int nChannels, int nChannelsMax, float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
+void costmodel_table(const costmodel_topo_t* topo, const ncclTunerConstants_v5_t* c, ncclFunc_t func, size_t bytes,
+                     int nChannels, int nChannelsMax, float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
     for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) table[a][p] = (float)NCCL_ALGO_PROTO_IGNORE;
   int N = topo->nRanks > 0 ? topo->nRanks : 1;
@@ -139,29 +138,3 @@ void tune_model_table(const tune_topo_t* topo, const ncclTunerConstants_v5_t* c,
     }
   }
 }
-
-static const char* const model_algo_names[NCCL_NUM_ALGORITHMS] = {"tree", "ring", "collnetdirect", "collnetchain",
-                                                                   "nvls", "nvlstree", "pat"};
-static const char* const model_proto_names[NCCL_NUM_PROTOCOLS] = {"ll", "ll128", "simple"};
-static const char* const model_func_names[ncclNumFuncs] = {"broadcast", "reduce",   "allgather", "reducescatter",
-                                                           "allreduce", "sendrecv", "send",      "recv"};
-
-const char* tune_algo_name(int algo) { return algo >= 0 && algo < NCCL_NUM_ALGORITHMS ? model_algo_names[algo] : "?"; }
-const char* tune_proto_name(int proto) {
-  return proto >= 0 && proto < NCCL_NUM_PROTOCOLS ? model_proto_names[proto] : "?";
-}
-const char* tune_func_name(int func) { return func >= 0 && func < ncclNumFuncs ? model_func_names[func] : "?"; }
-
-static int model_lookup(const char* const* names, int n, const char* text, size_t len) {
-  for (int i = 0; i < n; i++)
-    if (strlen(names[i]) == len && strncasecmp(names[i], text, len) == 0) return i;
-  return -1;
-}
-
-int tune_algo_parse(const char* text, size_t len) {
-  return model_lookup(model_algo_names, NCCL_NUM_ALGORITHMS, text, len);
-}
-int tune_proto_parse(const char* text, size_t len) {
-  return model_lookup(model_proto_names, NCCL_NUM_PROTOCOLS, text, len);
-}
-int tune_func_parse(const char* text, size_t len) { return model_lookup(model_func_names, ncclNumFuncs, text, len); }

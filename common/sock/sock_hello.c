@@ -1,7 +1,7 @@
 /* The hello every connection starts with: magic, type, version, sender's arg. */
 #include <inttypes.h>
 
-#include "sock_internal.h"
+#include "sock/sock_internal.h"
 
 int sock_hello_send(int fd, uint64_t magic, uint32_t type, uint32_t version, uint64_t arg, int64_t deadline,
                     volatile uint32_t* abortFlag) {

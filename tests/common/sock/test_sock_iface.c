@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sock.h"
+#include "sock/sock.h"
 
 static sock_iface_t fake(const char* name, const char* ip) {
   sock_iface_t f;

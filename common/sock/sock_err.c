@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "sock_internal.h"
+#include "sock/sock_internal.h"
 
 static __thread char sock_err_text[512];
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sock_internal.h"
+#include "sock/sock_internal.h"
 
 int sock_family_parse(const char* text, int* family) {
   if (!text || !*text) {

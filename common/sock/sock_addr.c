@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sock_internal.h"
+#include "sock/sock_internal.h"
 
 socklen_t sock_addr_len(const sock_addr_t* addr) {
   return addr->sa.sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);

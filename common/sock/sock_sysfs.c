@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sock_internal.h"
+#include "sock/sock_internal.h"
 
 static int sock_ifname_safe(const char* ifname) {
   return ifname && *ifname && !strchr(ifname, '/') && strcmp(ifname, ".") && strcmp(ifname, "..");

@@ -2,7 +2,7 @@
 #ifndef MKCCL_SOCK_INTERNAL_H
 #define MKCCL_SOCK_INTERNAL_H
 
-#include "sock.h"
+#include "sock/sock.h"
 
 /* Records this thread's failure text and returns status. */
 int sock_fail(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
