@@ -472,8 +472,12 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
       if (run_once(o, sb, rb, count) != ncclSuccess) return 1;
       perf_sync();
       perf_copy(stage, rb, recvCount * ts);
-      if (o->corrupt == o->rank && recvCount > 0) /* as a wrong collective would */
-        store_bits(o->type, stage, recvCount - 1, load_bits(o->type, stage, recvCount - 1) ^ 1);
+      /* As a wrong collective would: an integer one off, a float not written
+       * (its poison: a flipped low bit can stay within a float sum's
+       * tolerance). */
+      if (o->corrupt == o->rank && recvCount > 0)
+        store_bits(o->type, stage, recvCount - 1,
+                   is_float(o->type) ? poison_bits(o->type) : load_bits(o->type, stage, recvCount - 1) ^ 1);
       wrong[inPlace] = check_result(o, stage, count);
     } else if (o->check) {
       wrong[inPlace] = -1; /* N/A */
