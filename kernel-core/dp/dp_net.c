@@ -2,10 +2,7 @@
  * netName, else NCCL_NET, else the first that loads), then initialized with
  * this communicator's own context. No net plugin at all is fine for ranks of
  * one host; transports that need one then refuse to connect. */
-#include <stdint.h>
-
 #include "base/err.h"
-#include "base/param.h"
 #include "comm/comm.h"
 #include "dp/dp_net.h"
 #include "plugin/net.h"
