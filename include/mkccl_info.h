@@ -27,6 +27,12 @@ extern "C" {
  * "file:line:col: ..." text in ncclGetLastError. */
 ncclResult_t mkcclInfoReport(FILE* out, unsigned sections);
 
+/* Prints, for every communicator of the mkccl processes of this host (pid
+ * 0) or of process pid, which collective each of its ranks is in (ranks on
+ * other hosts included, asked by one of the local ranks) and which ranks
+ * the others wait for. Processes answer while MKCCL_WATCH_STATUS is 1. */
+ncclResult_t mkcclInfoStatus(FILE* out, int pid);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
  * fi_info and ucx_info. The report itself is the library's
  * (mkcclInfoReport), so it describes the library the tool runs against. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mkccl_info.h"
@@ -11,6 +12,7 @@ static void usage(FILE* out) {
   fprintf(out,
           "Usage: mkccl-info [--plugins] [--params[=user|expert|all]] [--manifests] [--topology] [--version]\n"
           "                  [--help]\n"
+          "       mkccl-info --status[=PID]\n"
           "Prints mkccl's version, the plugin manifests read, every plugin candidate per kind\n"
           "with why it was or was not taken, the topology, and the parameters with their value\n"
           "and source. With no option, all of it. Options pick sections.\n"
@@ -21,6 +23,9 @@ static void usage(FILE* out) {
           "parameters are user level when named NCCL_*, else expert.\n"
           "Environment: MKCCL_MANIFEST, NCCL_NET_PLUGIN, NCCL_NET, NCCL_TUNER_PLUGIN,\n"
           "NCCL_PROFILER_PLUGIN, NCCL_DEBUG=INFO for the loader's own lines.\n"
+          "--status: for every communicator of this host's mkccl processes (or of PID), which\n"
+          "collective each rank is in, ranks on other hosts included, and which ranks the others\n"
+          "wait for.\n"
           "Exit status: 0, or 1 with the reason on stderr (a bad manifest: file:line:col).\n");
 }
 
@@ -33,6 +38,13 @@ int main(int argc, char** argv) {
                  {"--version", MKCCL_INFO_VERSION}};
   unsigned sections = 0;
   for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--status") == 0 || strncmp(argv[i], "--status=", 9) == 0) {
+      int pid = argv[i][8] == '=' ? atoi(argv[i] + 9) : 0;
+      ncclResult_t res = mkcclInfoStatus(stdout, pid);
+      fflush(stdout);
+      if (res != ncclSuccess) fprintf(stderr, "mkccl-info: %s\n", ncclGetLastError(NULL));
+      return res == ncclSuccess ? 0 : 1;
+    }
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(stdout);
       return 0;

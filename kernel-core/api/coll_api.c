@@ -13,6 +13,11 @@
 #include "base/dtype.h"
 #include "group/group.h"
 #include "plan/task.h"
+#include "watch/watch.h"
+
+/* Inside AlltoAll, Gather or Scatter: its sends and receives are one
+ * collective to the peer watch, not many point-to-point calls. */
+static __thread int coll_in_pattern;
 
 /* perRank: the buffer holds nRanks blocks of count elements. */
 static ncclResult_t coll_check(ncclComm_t comm, const char* fn, ncclDataType_t type, size_t count, int perRank) {
@@ -41,13 +46,17 @@ static ncclResult_t coll_check_root(ncclComm_t comm, const char* fn, const char*
 /* Queue in the current group, or run as a group of one (a small host
  * AllReduce alone runs at once: plan_alone.c). */
 static ncclResult_t coll_submit(ncclComm_t comm, plan_task_t* t) {
+  if (!coll_in_pattern)
+    MK_CHECK(watch_op_enter(comm, (int)t->kind + 1, t->coll, t->count, (int)t->type, t->kind == TASK_COLL ? t->root : t->peer));
   int ran = 0;
   ncclResult_t alone = group_depth() == 0 ? plan_alone_run(comm, t, &ran) : ncclSuccess;
   if (ran || alone != ncclSuccess) return alone;
   MK_CHECK(group_start());
   ncclResult_t res = group_task_enqueue(comm, t);
   ncclResult_t end = group_end();
-  return res != ncclSuccess ? res : end;
+  if (res == ncclSuccess) res = end;
+  if (res != ncclSuccess) watch_ops_done(comm); /* refused: this rank is not in it */
+  return res;
 }
 
 static ncclResult_t coll_task(ncclComm_t comm, const char* fn, int coll, const void* sendbuff, void* recvbuff,
@@ -179,7 +188,13 @@ static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, co
   if (pattern == 0) MK_CHECK(alltoall_input(comm, fn, sendbuff, recvbuff, bytes * (size_t)comm->nRanks, &copy));
   const char* s = copy ? copy : sendbuff;
   char* r = recvbuff;
-  ncclResult_t res = group_start();
+  ncclResult_t res = watch_op_enter(comm, 1, WATCH_OP_PATTERN + pattern, count, (int)type, root);
+  if (res != ncclSuccess) {
+    free(copy);
+    return res;
+  }
+  res = group_start();
+  coll_in_pattern = 1;
   for (int p = 0; p < comm->nRanks && res == ncclSuccess; p++) {
     size_t at = (size_t)p * bytes;
     if (pattern == 0) { /* alltoall */
@@ -196,6 +211,7 @@ static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, co
       if (res == ncclSuccess && p == comm->rank) res = p2p_task(comm, fn, TASK_RECV, NULL, recvbuff, count, type, root, stream);
     }
   }
+  coll_in_pattern = 0;
   free(copy); /* no task took it */
   ncclResult_t end = group_end();
   return res != ncclSuccess ? res : end;

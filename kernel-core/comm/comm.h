@@ -12,6 +12,7 @@
 #include "dp/dp.h"
 #include "plan/task.h"
 #include "profile/profile.h"
+#include "watch/watch.h"
 
 #define COMM_MAGIC 0x6d6b63636c434f4dull      /* "mkcclCOM" */
 #define COMM_MAGIC_DEAD 0x6465616464656164ull /* "deaddead": written just before free */
@@ -40,7 +41,7 @@ typedef struct {
   char hostname[64];
   int32_t netDevs[COMM_NET_DEVS_MAX];
   int32_t cpus; /* CPUs this process may keep busy (affinity mask, cgroup quota) */
-  int32_t pad;
+  int32_t watchPort; /* the peer watch's listener, at the bootstrap address (0: not watched) */
   uint64_t reserved[3];
 } comm_peer_info_t;
 
@@ -91,6 +92,9 @@ struct ncclComm {
   int* localRankToRank;       /* [localRanks] */
   int nNetDevs;               /* this rank's net devices: set by the net layer before "peer-info" */
   int netDevs[COMM_NET_DEVS_MAX];
+
+  /* ---- peer watch (watch/): dead and departed neighbours, status ---- */
+  watch_comm_t watch;
 
   /* ---- data path (dp/dp.c): channels, transports, proxy, executors ---- */
   dp_state_t dp;

@@ -7,10 +7,13 @@
 
 static const comm_stage_t comm_stages[] = {
     {"bootstrap", comm_bootstrap_stage_init, NULL, comm_bootstrap_stage_destroy},
+    {"watch-listen", comm_watch_listen_stage_init, NULL, comm_watch_listen_stage_destroy},
     {"peer-info", comm_peer_info_stage_init, NULL, comm_peer_info_stage_destroy},
+    {"watch", comm_watch_stage_init, NULL, comm_watch_stage_destroy},
     {"profile", comm_profile_stage_init, NULL, comm_profile_stage_destroy},
     {"data-path", comm_dp_stage_init, comm_dp_stage_finalize, comm_dp_stage_destroy},
     {"tune", comm_tune_stage_init, NULL, comm_tune_stage_destroy},
+    {"goodbye", comm_watch_goodbye_stage_init, NULL, comm_watch_goodbye_stage_destroy},
     /* more stages: one line each, here */
     {"ready", comm_ready_stage_init, NULL, NULL}, /* last: every rank is through every stage */
 };
@@ -31,6 +34,14 @@ ncclResult_t comm_stages_finalize(struct ncclComm* comm) {
     if (!comm_stages[i].finalize) continue;
     ncclResult_t res = comm_stages[i].finalize(comm);
     if (res != ncclSuccess && first == ncclSuccess) first = res;
+  }
+  /* A flush that stopped on the abort flag of a failed communicator:
+   * the failure is the answer. */
+  ncclResult_t async = __atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE);
+  if (first == ncclSuccess && async != ncclSuccess && async != ncclInProgress) {
+    char why[WATCH_TEXT_MAX];
+    if (watch_failure(comm, why, sizeof(why)) != WATCH_FAIL_NONE)
+      first = MK_FAIL(async, "Rank %d: the communicator failed before its work was flushed: %s", comm->rank, why);
   }
   return first;
 }

@@ -34,12 +34,18 @@ ncclResult_t comm_check_usable(struct ncclComm* comm, const char* fn) {
     return MK_FAIL(ncclInvalidUsage, "%s: comm %p was revoked (ncclCommRevoke): it can only be split, shrunk, "
                    "finalized, destroyed or aborted", fn, (void*)comm);
   ncclResult_t async = __atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE);
+  char why[WATCH_TEXT_MAX];
+  if (async != ncclSuccess && watch_failure(comm, why, sizeof(why)) != WATCH_FAIL_NONE)
+    return MK_FAIL(async, "%s: comm %p (rank %d) failed: %s; abort it", fn, (void*)comm, comm->rank, why);
   if (async != ncclSuccess)
     return MK_FAIL(async, "%s: comm %p had an error earlier (%s); abort it", fn, (void*)comm, ncclGetErrorString(async));
   if (__atomic_load_n(comm->abortFlag, __ATOMIC_ACQUIRE)) {
     /* The proxy saw a peer fail and raised the flag between two calls: that
      * failure is the answer (and the comm's async error), not a user abort. */
     ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
+    char why[WATCH_TEXT_MAX];
+    if (proxyRes != ncclSuccess && watch_failure_wait(comm, why, sizeof(why), WATCH_CAUSE_WAIT_MS) != WATCH_FAIL_NONE)
+      return MK_FAIL(ncclRemoteError, "%s: comm %p (rank %d) failed: %s; abort it", fn, (void*)comm, comm->rank, why);
     if (proxyRes != ncclSuccess) {
       comm_async_error_set(comm, proxyRes);
       return MK_FAIL(proxyRes, "%s: comm %p: a network peer failed (proxy error); abort it", fn, (void*)comm);

@@ -84,6 +84,7 @@ static void comm_peer_info_fill(struct ncclComm* comm, comm_peer_info_t* me) {
   me->nNetDevs = comm->nNetDevs < COMM_NET_DEVS_MAX ? comm->nNetDevs : COMM_NET_DEVS_MAX;
   memcpy(me->netDevs, comm->netDevs, sizeof(int) * (size_t)me->nNetDevs);
   me->cpus = mkccl_cpus_usable(); /* what host executors and helper threads share */
+  me->watchPort = comm->watch.port;
 }
 
 /* Nodes in order of their first rank; this rank's local ranks. */

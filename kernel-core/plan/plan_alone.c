@@ -34,6 +34,7 @@ ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran) {
     res = plan_exec_failed(comm, res);
     comm_async_error_set(comm, res);
   }
+  watch_ops_done(comm);
   __atomic_sub_fetch(&comm->busy, 1, __ATOMIC_ACQ_REL);
   return res;
 }

@@ -216,6 +216,9 @@ static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, 
 }
 
 ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res) {
+  char why[WATCH_TEXT_MAX];
+  if (watch_failure_wait(comm, why, sizeof(why), WATCH_CAUSE_WAIT_MS) != WATCH_FAIL_NONE)
+    return MK_FAIL(ncclRemoteError, "Rank %d: collective failed: %s", comm->rank, why);
   ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
   return MK_FAIL(proxyRes != ncclSuccess ? proxyRes : res, "Rank %d: collective failed: %s", comm->rank,
                  proxyRes != ncclSuccess ? "a network peer failed (proxy error)"
@@ -305,6 +308,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
   profile_event_stop(&comm->profile, launch);
   if (res != ncclSuccess) res = plan_exec_failed(comm, res);
 out:
+  watch_ops_done(comm); /* completed (host), launched (GPU), or failed: this rank is out of them */
   /* The other streams wait for whatever went on the launch stream (copies of
    * a one-rank communicator too). */
   if (gpu && res == ncclSuccess) res = plan_streams_join(comm, tasks, stream, 1);

@@ -1,0 +1,128 @@
+/* A failure the watch decides: recorded once, made the communicator's
+ * error, its abort flag raised, passed on around the ring; and the checks
+ * the calling thread makes before it queues an operation. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/err.h"
+#include "comm/comm.h"
+#include "watch/watch_proto.h"
+
+const char* watch_rank_name(const struct ncclComm* comm, int rank, char* buf, size_t len) {
+  if (comm->peerInfo && rank >= 0 && rank < comm->nRanks)
+    snprintf(buf, len, "rank %d (host %s, pid %d)", rank, comm->peerInfo[rank].hostname, (int)comm->peerInfo[rank].pid);
+  else
+    snprintf(buf, len, "rank %d", rank);
+  return buf;
+}
+
+int watch_msg_send(int fd, const watch_msg_t* msg) {
+  /* A neighbour that no longer reads is dead or leaving: do not wait on it. */
+  return sock_send_all(fd, msg, sizeof(*msg), sock_deadline_ms(200), NULL);
+}
+
+int watch_fail(struct ncclComm* comm, int kind, int rank, int fromFd, const char* fmt, ...) {
+  watch_comm_t* w = &comm->watch;
+  pthread_mutex_lock(&w->lock);
+  if (w->failKind != WATCH_FAIL_NONE) {
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->failText, sizeof(w->failText), fmt, ap);
+  va_end(ap);
+  w->failRank = rank;
+  __atomic_store_n(&w->failKind, kind, __ATOMIC_RELEASE);
+  /* The error first, then the flag: whoever sees the flag finds the reason. */
+  comm_async_error_set(comm, ncclRemoteError);
+  __atomic_store_n(comm->abortFlag, 1, __ATOMIC_RELEASE);
+  watch_msg_t msg;
+  memset(&msg, 0, sizeof(msg));
+  msg.type = WATCH_MSG_FAIL;
+  msg.from = comm->rank;
+  msg.kind = kind;
+  msg.subject = rank;
+  snprintf(msg.text, sizeof(msg.text), "%s", w->failText);
+  if (w->prevFd >= 0 && w->prevFd != fromFd && __atomic_load_n(&w->leftAt[0], __ATOMIC_RELAXED) == UINT64_MAX) watch_msg_send(w->prevFd, &msg);
+  if (w->nextFd >= 0 && w->nextFd != fromFd && __atomic_load_n(&w->leftAt[1], __ATOMIC_RELAXED) == UINT64_MAX) watch_msg_send(w->nextFd, &msg);
+  pthread_mutex_unlock(&w->lock);
+  MK_WARN("Rank %d: communicator failed: %s", comm->rank, w->failText);
+  return 1;
+}
+
+int watch_failure(struct ncclComm* comm, char* text, size_t len) {
+  watch_comm_t* w = &comm->watch;
+  int kind = __atomic_load_n(&w->failKind, __ATOMIC_ACQUIRE);
+  if (kind == WATCH_FAIL_NONE || !text) return kind;
+  pthread_mutex_lock(&w->lock);
+  snprintf(text, len, "%s", w->failText);
+  pthread_mutex_unlock(&w->lock);
+  return kind;
+}
+
+int watch_failure_wait(struct ncclComm* comm, char* text, size_t len, int ms) {
+  int kind = watch_failure(comm, text, len);
+  for (int i = 0; kind == WATCH_FAIL_NONE && comm->watch.registered && i < ms; i++) {
+    usleep(1000);
+    kind = watch_failure(comm, text, len);
+  }
+  return kind;
+}
+
+void watch_ops_done(struct ncclComm* comm) {
+  watch_rec_t* r = &comm->watch.rec;
+  __atomic_store_n(&r->collDone, __atomic_load_n(&r->collEntered, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+}
+
+void watch_left_fail(struct ncclComm* comm, int side, uint64_t left, const char* doing, uint64_t c) {
+  watch_comm_t* w = &comm->watch;
+  int n = comm->nRanks, who = side == 0 ? (comm->rank + n - 1) % n : (comm->rank + 1) % n;
+  int kind = __atomic_load_n(&w->leftKind[side], __ATOMIC_RELAXED);
+  char name[160];
+  watch_fail(comm, kind, who, -1, "%s %s after %llu collective(s), while rank %d %s %llu, which needs it",
+             watch_rank_name(comm, who, name, sizeof(name)),
+             kind == WATCH_FAIL_ABORTED ? "aborted the communicator (ncclCommAbort)"
+                                        : "left the communicator (ncclCommDestroy or process exit)",
+             (unsigned long long)left, comm->rank, doing, (unsigned long long)c);
+}
+
+/* A neighbour that left after completing `left` collectives: collective
+ * number `c` (1-based) of this rank would wait for it forever. */
+static ncclResult_t watch_left_check(struct ncclComm* comm, int side, uint64_t c, int peer, int kind) {
+  watch_comm_t* w = &comm->watch;
+  uint64_t left = __atomic_load_n(&w->leftAt[side], __ATOMIC_ACQUIRE);
+  if (left == UINT64_MAX) return ncclSuccess;
+  int n = comm->nRanks, who = side == 0 ? (comm->rank + n - 1) % n : (comm->rank + 1) % n;
+  if (kind == 1 ? c <= left : peer != who) return ncclSuccess;
+  watch_left_fail(comm, side, left, kind == 1 ? "calls collective" : "calls a send or receive with it after collective",
+                  c);
+  return ncclRemoteError;
+}
+
+ncclResult_t watch_op_enter(struct ncclComm* comm, int kind, int coll, uint64_t count, int type, int peer) {
+  watch_rec_t* r = &comm->watch.rec;
+  uint64_t c = __atomic_load_n(&r->collEntered, __ATOMIC_RELAXED) + (kind == 1);
+  if ((__atomic_load_n(&comm->watch.leftAt[0], __ATOMIC_RELAXED) & __atomic_load_n(&comm->watch.leftAt[1], __ATOMIC_RELAXED)) != UINT64_MAX) {
+    ncclResult_t res = watch_left_check(comm, 0, c, peer, kind);
+    if (res == ncclSuccess) res = watch_left_check(comm, 1, c, peer, kind);
+    if (res != ncclSuccess) {
+      char text[WATCH_TEXT_MAX];
+      watch_failure(comm, text, sizeof(text));
+      return MK_FAIL(res, "Rank %d: %s", comm->rank, text);
+    }
+  }
+  /* Relaxed stores: the status reader takes what it finds. */
+  __atomic_store_n(&r->lastKind, kind, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->lastColl, coll, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->lastCount, count, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->lastType, type, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->lastPeer, peer, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->lastNs, mk_now_ns(), __ATOMIC_RELAXED);
+  if (kind == 1) __atomic_store_n(&r->collEntered, c, __ATOMIC_RELEASE);
+  else __atomic_store_n(&r->p2pEntered, __atomic_load_n(&r->p2pEntered, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+  return ncclSuccess;
+}

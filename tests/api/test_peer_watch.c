@@ -1,0 +1,251 @@
+/* Dead and departed peers with default settings (MKCCL_TIMEOUT at its
+ * default): every survivor's call returns ncclRemoteError within 2 s of the
+ * event, its async error is set, and the last-error text names the rank,
+ * its host and its pid. A rank that completed its work and exits without
+ * ncclCommDestroy fails nobody.
+ *
+ *   test_peer_watch MODE ROUNDS   (transports follow the environment:
+ *                                  NCCL_SHM_DISABLE=1 forces the net)
+ *   kill   a rank SIGKILLed in a loop of 64 MB AllReduces
+ *   p2p    a rank SIGKILLed in a ring of 1 MB sends and receives
+ *   idle   a rank SIGKILLed while the others are between calls
+ *   leave  a rank calls ncclCommDestroy one collective before the others
+ *   exit   a rank exits (no destroy) after its last collective: no error */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "nccl.h"
+#include "ranks_id.h"
+
+#define NRANKS 3
+#define BOUND_S 2.0 /* the promise: an error within 2 s of the event */
+
+typedef struct {
+  int mode;
+  int victim;
+  int delayMs;
+  int iters; /* leave, exit: collectives every rank runs */
+  volatile int victimPid;
+  volatile int64_t eventNs;
+} round_t;
+
+enum { MODE_KILL, MODE_P2P, MODE_IDLE, MODE_LEAVE, MODE_EXIT };
+static const char* const mode_names[] = {"kill", "p2p", "idle", "leave", "exit"};
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void* killer(void* arg) {
+  round_t* r = arg;
+  usleep((useconds_t)r->delayMs * 1000);
+  r->eventNs = now_ns();
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  raise(SIGKILL);
+  return NULL;
+}
+
+/* A survivor's failed call: the right code, in time, and a text naming the
+ * victim's rank, host and pid. */
+static int check_failure(int rank, ncclComm_t comm, ncclResult_t res, const round_t* r, const char* what) {
+  int64_t at = now_ns();
+  CHECK_MSG(res == ncclRemoteError, "rank %d: %s returned %d (%s), not ncclRemoteError: %s", rank, what, (int)res,
+            ncclGetErrorString(res), ncclGetLastError(comm));
+  ncclResult_t async = ncclSuccess;
+  CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
+  CHECK_MSG(async == ncclRemoteError, "rank %d: async error %d, not ncclRemoteError", rank, (int)async);
+  CHECK_MSG(r->eventNs > 0, "rank %d failed before the event: %s", rank, ncclGetLastError(comm));
+  double after = (double)(at - r->eventNs) / 1e9;
+  char host[64] = "", want[160];
+  gethostname(host, sizeof(host) - 1);
+  snprintf(want, sizeof(want), "rank %d (host %s, pid %d)", r->victim, host, r->victimPid);
+  const char* text = ncclGetLastError(comm);
+  printf("rank %d: %s failed %.3f s after the event: %s\n", rank, what, after, text);
+  CHECK_MSG(strstr(text, want), "rank %d: the error does not name '%s': %s", rank, want, text);
+  CHECK_MSG(after <= BOUND_S, "rank %d took %.2f s to fail (bound %.1f s)", rank, after, BOUND_S);
+  return 0;
+}
+
+static void fill(float* v, size_t n, int rank, int it) {
+  for (size_t i = 0; i < n; i++) v[i] = (float)((rank + 1) * 1000 + (int)(i % 13) + it % 5);
+}
+
+static int check_sum(const float* v, size_t n, int nranks, int it, int rank) {
+  for (size_t i = 0; i < n; i++) {
+    float want = 0;
+    for (int q = 0; q < nranks; q++) want += (float)((q + 1) * 1000 + (int)(i % 13) + it % 5);
+    CHECK_MSG(v[i] == want, "rank %d iteration %d: element %zu is %g, not %g", rank, it, i, (double)v[i], (double)want);
+  }
+  return 0;
+}
+
+static int run_allreduce(int rank, int n, round_t* r, ncclComm_t comm, size_t count) {
+  float* in = malloc(count * sizeof(float));
+  float* out = malloc(count * sizeof(float));
+  CHECK(in && out);
+  for (int it = 0;; it++) {
+    fill(in, count, rank, it);
+    ncclResult_t res = ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, NULL);
+    if (res != ncclSuccess) {
+      CHECK(check_failure(rank, comm, res, r, "ncclAllReduce") == 0);
+      break;
+    }
+    CHECK(check_sum(out, count, n, it, rank) == 0);
+    if (rank == r->victim && it == 0) {
+      r->victimPid = (int)getpid();
+      pthread_t t;
+      CHECK(pthread_create(&t, NULL, killer, r) == 0);
+    }
+  }
+  free(in), free(out);
+  return 0;
+}
+
+/* Each rank sends to the next and receives from the previous. */
+static int run_p2p(int rank, int n, round_t* r, ncclComm_t comm) {
+  size_t count = 256 * 1024;
+  float* in = malloc(count * sizeof(float));
+  float* out = malloc(count * sizeof(float));
+  CHECK(in && out);
+  int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  for (int it = 0;; it++) {
+    fill(in, count, rank, it);
+    ncclResult_t res = ncclGroupStart();
+    if (res == ncclSuccess) res = ncclSend(in, count, ncclFloat, next, comm, NULL);
+    if (res == ncclSuccess) res = ncclRecv(out, count, ncclFloat, prev, comm, NULL);
+    ncclResult_t end = ncclGroupEnd();
+    if (res == ncclSuccess) res = end;
+    if (res != ncclSuccess) {
+      CHECK(check_failure(rank, comm, res, r, "ncclSend/ncclRecv") == 0);
+      break;
+    }
+    for (size_t i = 0; i < count; i++) {
+      float want = (float)((prev + 1) * 1000 + (int)(i % 13) + it % 5);
+      CHECK_MSG(out[i] == want, "rank %d iteration %d: element %zu is %g, not %g", rank, it, i, (double)out[i],
+                (double)want);
+    }
+    if (rank == r->victim && it == 0) {
+      r->victimPid = (int)getpid();
+      pthread_t t;
+      CHECK(pthread_create(&t, NULL, killer, r) == 0);
+    }
+  }
+  free(in), free(out);
+  return 0;
+}
+
+/* One AllReduce, then the victim dies while the others wait 500 ms; their
+ * next call fails at once. */
+static int run_idle(int rank, int n, round_t* r, ncclComm_t comm) {
+  float in[64], out[64];
+  fill(in, 64, rank, 0);
+  CHECK_NCCL(ncclAllReduce(in, out, 64, ncclFloat, ncclSum, comm, NULL));
+  CHECK(check_sum(out, 64, n, 0, rank) == 0);
+  if (rank == r->victim) {
+    r->victimPid = (int)getpid();
+    r->delayMs = 0;
+    killer(r);
+  }
+  usleep(500 * 1000);
+  ncclResult_t res = ncclAllReduce(in, out, 64, ncclFloat, ncclSum, comm, NULL);
+  CHECK(check_failure(rank, comm, res, r, "ncclAllReduce after the death") == 0);
+  return 0;
+}
+
+/* leave: the victim runs one collective fewer and destroys its comm (its
+ * goodbye says how many it completed); exit: the victim runs them all and
+ * exits without destroying, and the others finish theirs unharmed. */
+static int run_depart(int rank, int n, round_t* r, ncclComm_t comm) {
+  size_t count = 1 << 20;
+  float* in = malloc(count * sizeof(float));
+  float* out = malloc(count * sizeof(float));
+  CHECK(in && out);
+  int mine = r->iters - (r->mode == MODE_LEAVE && rank == r->victim);
+  for (int it = 0; it < mine; it++) {
+    fill(in, count, rank, it);
+    if (rank == r->victim && it == mine - 1) r->victimPid = (int)getpid();
+    ncclResult_t res = ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, NULL);
+    if (res != ncclSuccess) {
+      CHECK_MSG(r->mode == MODE_LEAVE && it == r->iters - 1, "rank %d iteration %d of %d: %s", rank, it, r->iters,
+                ncclGetLastError(comm));
+      CHECK(check_failure(rank, comm, res, r, "the collective the leaver skipped") == 0);
+      CHECK_MSG(strstr(ncclGetLastError(comm), "left the communicator"), "rank %d: not a departure: %s", rank,
+                ncclGetLastError(comm));
+      free(in), free(out);
+      CHECK_NCCL(ncclCommAbort(comm));
+      return 0;
+    }
+    CHECK(check_sum(out, count, n, it, rank) == 0);
+  }
+  free(in), free(out);
+  if (rank == r->victim) {
+    r->eventNs = now_ns();
+    if (r->mode == MODE_EXIT) exit(0); /* no destroy: the library says goodbye at exit */
+    CHECK_NCCL(ncclCommDestroy(comm));
+    return 0;
+  }
+  CHECK_MSG(r->mode == MODE_EXIT, "rank %d: the collective after the leaver's last succeeded", rank);
+  usleep(200 * 1000); /* the victim is gone: nothing this rank still waits on needs it */
+  ncclResult_t async = ncclSuccess;
+  CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
+  CHECK_MSG(async == ncclSuccess, "rank %d: a clean exit of rank %d failed the communicator: %s", rank, r->victim,
+            ncclGetLastError(comm));
+  CHECK_NCCL(ncclCommDestroy(comm));
+  return 0;
+}
+
+static int rank_main(int rank, int n, void* arg) {
+  round_t* r = arg;
+  ncclComm_t comm = ranks_comm_init(rank, n);
+  int rc;
+  switch (r->mode) {
+    case MODE_KILL: rc = run_allreduce(rank, n, r, comm, 16u << 20); break; /* 64 MB of floats */
+    case MODE_P2P: rc = run_p2p(rank, n, r, comm); break;
+    case MODE_IDLE: rc = run_idle(rank, n, r, comm); break;
+    default: return run_depart(rank, n, r, comm); /* ends or aborts its comm itself */
+  }
+  CHECK_NCCL(ncclCommAbort(comm));
+  return rc;
+}
+
+int main(int argc, char** argv) {
+  int mode = -1;
+  for (int m = 0; m <= MODE_EXIT && argc > 1; m++)
+    if (strcmp(argv[1], mode_names[m]) == 0) mode = m;
+  CHECK_MSG(mode >= 0, "usage: test_peer_watch kill|p2p|idle|leave|exit [ROUNDS]");
+  int rounds = argc > 2 ? atoi(argv[2]) : 2;
+  CHECK_MSG(!getenv("MKCCL_TIMEOUT"), "MKCCL_TIMEOUT is set: this test checks the default settings");
+  srand((unsigned)time(NULL));
+  for (int k = 0; k < rounds; k++) {
+    round_t* r = ranks_shared_alloc(sizeof(round_t));
+    CHECK(r);
+    r->mode = mode;
+    r->victim = k % NRANKS;
+    r->delayMs = 5 + rand() % 300;
+    r->iters = 3 + k % 3;
+    printf("round %d: %s, rank %d\n", k, mode_names[mode], r->victim);
+    fflush(stdout);
+    int status[NRANKS];
+    CHECK_EQ_INT(ranks_run_status(NRANKS, rank_main, r, 60, status), 0);
+    int killed = mode <= MODE_IDLE;
+    for (int i = 0; i < NRANKS; i++) {
+      if (i == r->victim && killed) CHECK_EQ_INT(status[i], -SIGKILL);
+      else CHECK_MSG(status[i] == 0, "rank %d ended with %d", i, status[i]);
+    }
+  }
+  printf("%d round(s) of %s: every survivor failed in time, naming the rank, or went on unharmed\n", rounds,
+         mode_names[mode]);
+  return 0;
+}
