@@ -6,6 +6,10 @@
  *                            ncclRemoteError or ncclSystemError within
  *                            MKCCL_TIMEOUT (1..5) + slack, its stream end,
  *                            ncclCommAbort return
+ *   test_gpu_fault dead N    the same with default settings (MKCCL_TIMEOUT
+ *                            unset): ncclRemoteError within 2 s, the last
+ *                            error naming the victim's rank, host and pid
+ *                            (the peer watch)
  *   test_gpu_fault abort N   the last rank never calls the AllReduce; a
  *                            second thread of every other rank calls
  *                            ncclCommAbort while it is in flight: the abort
@@ -77,6 +81,8 @@ static void fault_join(int rank, int n, cudaStream_t* stream, ncclComm_t* comm) 
 
 typedef struct {
   double killedAt; /* gpu_now() of the victim just before it died; 0 before */
+  int dead;        /* default settings, the 2 s bound and the text checked */
+  int victimPid;
 } kill_shared_t;
 
 /* The victim: AllReduces in step with the others for a second, then one
@@ -88,6 +94,7 @@ static void kill_victim(ncclComm_t comm, cudaStream_t stream, const float* send,
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   CHECK_NCCL(ncclAllReduce(send, recv, KILL_COUNT, ncclFloat, ncclSum, comm, stream));
+  sh->victimPid = (int)getpid();
   __atomic_store(&sh->killedAt, &(double){gpu_now()}, __ATOMIC_RELEASE);
   raise(SIGKILL);
 }
@@ -123,7 +130,7 @@ static ncclResult_t kill_survivor_step(ncclComm_t comm, cudaStream_t stream, con
 
 static int kill_main(int rank, int n, void* arg) {
   kill_shared_t* sh = arg;
-  int timeoutSec = gpu_timeout_param("kill", 5);
+  int timeoutSec = sh->dead ? 0 : gpu_timeout_param("kill", 5);
   cudaStream_t stream;
   ncclComm_t comm;
   fault_join(rank, n, &stream, &comm);
@@ -142,8 +149,18 @@ static int kill_main(int rank, int n, void* arg) {
             steps);
   CHECK_MSG(async == ncclRemoteError || async == ncclSystemError, "rank %d: async error %s, expected ncclRemoteError "
             "or ncclSystemError", rank, ncclGetErrorString(async));
-  CHECK_MSG(errorAt - killedAt < timeoutSec + SLACK_S, "rank %d: the error came %.2f s after the kill (bound %.0f s)",
-            rank, errorAt - killedAt, timeoutSec + SLACK_S);
+  double bound = sh->dead ? 2.0 : timeoutSec + SLACK_S;
+  CHECK_MSG(errorAt - killedAt < bound, "rank %d: the error came %.2f s after the kill (bound %.0f s)", rank,
+            errorAt - killedAt, bound);
+  if (sh->dead) {
+    char host[64] = "", want[160];
+    gethostname(host, sizeof(host) - 1);
+    snprintf(want, sizeof(want), "rank %d (host %s, pid %d)", n - 1, host, sh->victimPid);
+    CHECK_MSG(async == ncclRemoteError, "rank %d: %s, not ncclRemoteError", rank, ncclGetErrorString(async));
+    CHECK_MSG(strstr(ncclGetLastError(comm), want), "rank %d: the last error does not name '%s': %s", rank, want,
+              ncclGetLastError(comm));
+    fprintf(stderr, "rank %d: %s\n", rank, ncclGetLastError(comm));
+  }
   double streamWait, abortAt;
   cudaError_t e = gpu_stream_wait(stream, END_BOUND_S, &streamWait);
   CHECK_MSG(e == cudaSuccess, "rank %d: stream after the error: %s after %.2f s", rank, cudaGetErrorString(e),
@@ -161,9 +178,11 @@ static int kill_main(int rank, int n, void* arg) {
   return 0;
 }
 
-static int kill_run(int n) {
+static int kill_run(int n, int dead) {
   kill_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
   CHECK(sh != NULL && n >= 2 && n <= 256);
+  sh->dead = dead;
+  CHECK_MSG(!dead || !getenv("MKCCL_TIMEOUT"), "dead mode checks the default settings: unset MKCCL_TIMEOUT");
   int status[256];
   CHECK_EQ_INT(ranks_run_status(n, kill_main, sh, 25, status), 0);
   CHECK_MSG(status[n - 1] == -SIGKILL, "the victim ended with %d, not by SIGKILL", status[n - 1]);
@@ -373,14 +392,14 @@ static int leak_main(int rank, int n, void* arg) {
 int main(int argc, char** argv) {
   gpu_crash_handlers("test_gpu_fault");
   if (argc < 3) {
-    fprintf(stderr, "usage: test_gpu_fault kill|abort|leak N\n");
+    fprintf(stderr, "usage: test_gpu_fault kill|dead|abort|leak N\n");
     return 2;
   }
   int n = atoi(argv[2]);
   ndev = gpu_count_in_child();
   if (ndev < 1) SKIP("test_gpu_fault: no CUDA device");
   CHECK_MSG(n >= 1 && n <= 256, "bad rank count %d", n);
-  if (!strcmp(argv[1], "kill")) return kill_run(n);
+  if (!strcmp(argv[1], "kill") || !strcmp(argv[1], "dead")) return kill_run(n, !strcmp(argv[1], "dead"));
   if (!strcmp(argv[1], "abort")) {
     CHECK(n >= 2);
     abort_shared_t* sh = ranks_shared_alloc(sizeof(*sh));

@@ -68,11 +68,13 @@ t gpu_stuck_net 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $
 #  abort: ncclCommAbort from a second thread ends an AllReduce that cannot complete
 #         (MKCCL_TIMEOUT=0: the kernels' own timeout off, only the abort can end it)
 #  leak: init/AllReduce/abort-or-destroy cycles leave fds, threads, GPU memory, shm as they were
-for m in kill abort leak; do
-  case $m in kill) to=2 lim=30 ;; abort) to=0 lim=30 ;; leak) to=600 lim=45 ;; esac
-  t gpu_${m}_p2p $lim $G MKCCL_TIMEOUT=$to -- $C/bin/test_gpu_fault $m 2
-  t gpu_${m}_shm $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
-  t gpu_${m}_net $lim $G MKCCL_TIMEOUT=$to NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
+#  dead: the kill with default settings (the peer watch): ncclRemoteError naming the victim within 2 s
+for m in kill dead abort leak; do
+  case $m in kill) to=2 lim=30 ;; dead) to= lim=30 ;; abort) to=0 lim=30 ;; leak) to=600 lim=45 ;; esac
+  e=${to:+MKCCL_TIMEOUT=$to}
+  t gpu_${m}_p2p $lim $G $e -- $C/bin/test_gpu_fault $m 2
+  t gpu_${m}_shm $lim $G $e NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
+  t gpu_${m}_net $lim $G $e NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
 done
 # The communicator and memory API (tests/gpu/test_gpu_api.c): split, shrink, revoke, windows on
 # ncclMemAlloc'ed memory, ncclGroupSimulateEnd, non-blocking init.
