@@ -21,8 +21,13 @@ void comm_poll_device_error(struct ncclComm* comm) {
    * only the next call). A user's ncclCommAbort leaves no proxy error. */
   ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
   if (proxyRes != ncclSuccess) {
-    MK_WARN("Rank %d: a network peer failed (proxy error %d); the communicator failed: abort it", comm->rank,
-            (int)proxyRes);
+    /* A dead peer closes its network connections and its watch connection
+     * at once: the watch's text (naming it) is the better answer. */
+    if (watch_failure_wait(comm, NULL, 0, WATCH_CAUSE_WAIT_MS) != WATCH_FAIL_NONE) return;
+    char name[160];
+    int peer = proxy_client_error_peer(&comm->dp.proxy);
+    MK_WARN("Rank %d: the network connection to %s failed (%s); the communicator failed: abort it", comm->rank,
+            peer >= 0 ? watch_rank_name(comm, peer, name, sizeof(name)) : "a peer", ncclGetErrorString(proxyRes));
     comm_async_error_set(comm, proxyRes);
   }
 }
@@ -48,7 +53,11 @@ ncclResult_t comm_check_usable(struct ncclComm* comm, const char* fn) {
       return MK_FAIL(ncclRemoteError, "%s: comm %p (rank %d) failed: %s; abort it", fn, (void*)comm, comm->rank, why);
     if (proxyRes != ncclSuccess) {
       comm_async_error_set(comm, proxyRes);
-      return MK_FAIL(proxyRes, "%s: comm %p: a network peer failed (proxy error); abort it", fn, (void*)comm);
+      char name[160];
+      int peer = proxy_client_error_peer(&comm->dp.proxy);
+      return MK_FAIL(proxyRes, "%s: comm %p (rank %d): the network connection to %s failed (%s); abort it", fn,
+                     (void*)comm, comm->rank, peer >= 0 ? watch_rank_name(comm, peer, name, sizeof(name)) : "a peer",
+                     ncclGetErrorString(proxyRes));
     }
     return MK_FAIL(ncclInvalidUsage, "%s: comm %p is being aborted", fn, (void*)comm);
   }

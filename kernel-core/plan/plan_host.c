@@ -220,9 +220,15 @@ ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res) {
   if (watch_failure_wait(comm, why, sizeof(why), WATCH_CAUSE_WAIT_MS) != WATCH_FAIL_NONE)
     return MK_FAIL(ncclRemoteError, "Rank %d: collective failed: %s", comm->rank, why);
   ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
-  return MK_FAIL(proxyRes != ncclSuccess ? proxyRes : res, "Rank %d: collective failed: %s", comm->rank,
-                 proxyRes != ncclSuccess ? "a network peer failed (proxy error)"
-                                         : "aborted (ncclCommAbort, a failed peer, or MKCCL_TIMEOUT)");
+  if (proxyRes != ncclSuccess) {
+    char name[160];
+    int peer = proxy_client_error_peer(&comm->dp.proxy);
+    return MK_FAIL(proxyRes, "Rank %d: collective failed: the network connection to %s failed (%s; the net "
+                   "plugin's WARN above says why; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET for more)", comm->rank,
+                   peer >= 0 ? watch_rank_name(comm, peer, name, sizeof(name)) : "a peer", ncclGetErrorString(proxyRes));
+  }
+  return MK_FAIL(res, "Rank %d: collective failed: aborted (ncclCommAbort, a failed peer, or MKCCL_TIMEOUT)",
+                 comm->rank);
 }
 
 /* A group's tasks may come on several streams, as in NCCL: the first task's

@@ -92,6 +92,8 @@ int proxy_loop_round(proxy_loop_t* loop, int* idleOut) {
       ncclResult_t res = op->progress(op->tctx, &op->args);
       if (tracked) profile_proxy_observe(&op->args);
       if (res != ncclSuccess) {
+        int none = -1;
+        if (c && op->args.nsubs > 0) atomic_compare_exchange_strong(&c->errorPeer, &none, op->args.subs[0].peer);
         proxy_client_fail(c, res);
         drop = 1;
       } else {

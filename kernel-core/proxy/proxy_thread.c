@@ -229,6 +229,7 @@ void proxy_op_post(proxy_client_t* client, proxy_op_t* op) {
 
 ncclResult_t proxy_client_attach(proxy_client_t* client, volatile uint32_t* abortFlag, int rank) {
   memset(client, 0, sizeof(*client));
+  atomic_store(&client->errorPeer, -1);
   client->abortFlag = abortFlag;
   client->rank = rank;
   ncclResult_t res = ncclSuccess;
@@ -258,6 +259,7 @@ int proxy_client_drained(proxy_client_t* client) {
 }
 
 ncclResult_t proxy_client_error(proxy_client_t* client) { return (ncclResult_t)atomic_load(&client->error); }
+int proxy_client_error_peer(proxy_client_t* client) { return atomic_load(&client->errorPeer); }
 
 ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what) {
   uint64_t seen = atomic_load_explicit(&client->progress, memory_order_relaxed) +

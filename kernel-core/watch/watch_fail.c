@@ -57,7 +57,7 @@ int watch_fail(struct ncclComm* comm, int kind, int rank, int fromFd, const char
 int watch_failure(struct ncclComm* comm, char* text, size_t len) {
   watch_comm_t* w = &comm->watch;
   int kind = __atomic_load_n(&w->failKind, __ATOMIC_ACQUIRE);
-  if (kind == WATCH_FAIL_NONE || !text) return kind;
+  if (kind == WATCH_FAIL_NONE || !text || !len) return kind;
   pthread_mutex_lock(&w->lock);
   snprintf(text, len, "%s", w->failText);
   pthread_mutex_unlock(&w->lock);
