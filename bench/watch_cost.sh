@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the peer watch costs the hot path: AllReduce of 8 B (latency) and
 # 64 MB (bus bandwidth) on 2 host ranks, over SHM and over net-socket, with
-# MKCCL_WATCH=0 and =1 alternating in the same run, REPS times each; the
+# MKCCL_WATCH=0 and =1 alternating in the same run (which goes first
+# alternates too), REPS times each; the
 # table gives the median of each column (mkccl-perf's out-of-place time
 # and busbw, every result checked).
 #   bench/watch_cost.sh [BIN_DIR] [REPS]   (BIN_DIR: mkccl-run and mkccl-perf; default build/bin)
@@ -25,7 +26,7 @@ for tr in shm net; do
     [[ $size == 64M ]] && iters=20
     : > /tmp/watch_cost.0 && : > /tmp/watch_cost.1
     for ((r = 0; r < REPS; r++)); do
-      for w in 0 1; do
+      for w in $((r % 2)) $((1 - r % 2)); do
         line=$(run "$w" "$envs" "$size" "$iters")
         [[ -n $line ]] || { echo "watch_cost: no result ($tr $size MKCCL_WATCH=$w)" >&2; bad=1; continue; }
         set -- $line
@@ -36,6 +37,7 @@ for tr in shm net; do
     printf "| %s | %s | %s | %s | %s | %s |\n" "$tr" "$size" \
       "$(cut -d' ' -f1 /tmp/watch_cost.0 | median)" "$(cut -d' ' -f1 /tmp/watch_cost.1 | median)" \
       "$(cut -d' ' -f2 /tmp/watch_cost.0 | median)" "$(cut -d' ' -f2 /tmp/watch_cost.1 | median)"
+    echo "  every run (us): off $(cut -d' ' -f1 /tmp/watch_cost.0 | tr '\n' ' '); on $(cut -d' ' -f1 /tmp/watch_cost.1 | tr '\n' ' ')" >&2
   done
 done
 exit $bad

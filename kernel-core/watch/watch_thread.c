@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -111,6 +112,7 @@ typedef struct {
 
 static void* watch_main(void* arg) {
   (void)arg;
+  prctl(PR_SET_NAME, "mkccl-watch", 0, 0, 0); /* top, ps -L, gdb */
   struct pollfd* fds = NULL;
   watch_slot_t* slots = NULL;
   int cap = 0;
