@@ -95,6 +95,13 @@ static void* watch_unix_client(void* arg) {
 static void watch_unix_event(void) {
   int fd = accept4(watch_unix, NULL, NULL, SOCK_CLOEXEC);
   if (fd < 0) return;
+  /* What a job does is its owner's business: other users (root apart) get nothing. */
+  struct ucred cred;
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || (cred.uid != geteuid() && cred.uid != 0)) {
+    close(fd);
+    return;
+  }
   /* Gathering from every rank takes network round trips: not on this thread. */
   pthread_t t;
   pthread_attr_t attr;
