@@ -57,6 +57,14 @@ static void* killer(void* arg) {
   return NULL;
 }
 
+/* The victim, after its first good call: dies delayMs later, mid-run. */
+static int start_killer(round_t* r) {
+  r->victimPid = (int)getpid();
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, killer, r) == 0);
+  return 0;
+}
+
 /* A survivor's failed call: the right code, in time, and a text naming the
  * victim's rank, host and pid. */
 static int check_failure(int rank, ncclComm_t comm, ncclResult_t res, const round_t* r, const char* what) {
@@ -103,11 +111,7 @@ static int run_allreduce(int rank, int n, round_t* r, ncclComm_t comm, size_t co
       break;
     }
     CHECK(check_sum(out, count, n, it, rank) == 0);
-    if (rank == r->victim && it == 0) {
-      r->victimPid = (int)getpid();
-      pthread_t t;
-      CHECK(pthread_create(&t, NULL, killer, r) == 0);
-    }
+    if (rank == r->victim && it == 0) CHECK(start_killer(r) == 0);
   }
   free(in), free(out);
   return 0;
@@ -136,11 +140,7 @@ static int run_p2p(int rank, int n, round_t* r, ncclComm_t comm) {
       CHECK_MSG(out[i] == want, "rank %d iteration %d: element %zu is %g, not %g", rank, it, i, (double)out[i],
                 (double)want);
     }
-    if (rank == r->victim && it == 0) {
-      r->victimPid = (int)getpid();
-      pthread_t t;
-      CHECK(pthread_create(&t, NULL, killer, r) == 0);
-    }
+    if (rank == r->victim && it == 0) CHECK(start_killer(r) == 0);
   }
   free(in), free(out);
   return 0;
