@@ -22,7 +22,9 @@ static const char* const watch_type_names[] = {"int8", "uint8", "int32", "uint32
 
 /* A request to process pid; *st gets the malloc'ed answer. -1: no answer. */
 static int watch_ask(int pid, const watch_req_t* req, watch_status_t** st) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  /* Non-blocking, as the sock_* calls expect: a stopped process's socket
+   * takes the connection into its backlog and never answers. */
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
   struct sockaddr_un sa;
   memset(&sa, 0, sizeof(sa));
@@ -30,7 +32,8 @@ static int watch_ask(int pid, const watch_req_t* req, watch_status_t** st) {
   int len = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, WATCH_UNIX_PREFIX "%d", pid);
   socklen_t slen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
   uint32_t n = 0;
-  int64_t deadline = sock_deadline_ms(5000);
+  /* A list is local work; a gather waits up to 2 s on every rank. */
+  int64_t deadline = sock_deadline_ms(req->what == WATCH_REQ_LIST ? 1000 : 5000);
   int ok = connect(fd, (struct sockaddr*)&sa, slen) == 0 && sock_send_all(fd, req, sizeof(*req), deadline, NULL) == SOCK_OK &&
            sock_recv_all(fd, &n, sizeof(n), deadline, NULL) == SOCK_OK && n < (1u << 20);
   watch_status_t* out = NULL;

@@ -93,7 +93,7 @@ static void* watch_unix_client(void* arg) {
 }
 
 static void watch_unix_event(void) {
-  int fd = accept4(watch_unix, NULL, NULL, SOCK_CLOEXEC);
+  int fd = accept4(watch_unix, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); /* sock_* calls expect it */
   if (fd < 0) return;
   /* What a job does is its owner's business: other users (root apart) get nothing. */
   struct ucred cred;

@@ -4,12 +4,16 @@
  * checks that the answer names it, with its host and pid, as the rank the
  * others wait for, that the others show as in the AllReduce, and that
  * asking one process by pid gathers the same. Then it joins and every
- * rank checks the result. A second pass stops another rank.
+ * rank checks the result. A second pass stops another rank. A third
+ * stops rank 1 from outside (SIGSTOP, sent by rank 0): the status must say
+ * it does not answer, and once continued (SIGCONT) the job goes on.
  *
  *   test_peer_status MKCCL_INFO_BINARY */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@ typedef struct {
   const char* info;
   int laggard;
   volatile int pids[NRANKS];
+  volatile int stopReady, resumed;
 } shared_t;
 
 /* mkccl-info's output, all of it. */
@@ -79,6 +84,48 @@ static int check_status(shared_t* s, int rank, int laps) {
   return 0;
 }
 
+/* Rank 0's second thread while its first waits in the AllReduce: rank 1 is
+ * stopped; the status must name it as not answering; then it goes on. */
+static void* stopped_check(void* arg) {
+  shared_t* s = arg;
+  usleep(300 * 1000);
+  char* out = run_info(s->info, "--status");
+  printf("rank 0 asked, rank 1 stopped:\n%s", out);
+  char host[64] = "", want[256];
+  gethostname(host, sizeof(host) - 1);
+  snprintf(want, sizeof(want), "no answer from: rank 1 (host %s, pid %d)", host, s->pids[1]);
+  int bad = strstr(out, want) == NULL;
+  if (bad) fprintf(stderr, "mkccl-info --status does not say '%s':\n%s", want, out);
+  free(out);
+  kill(s->pids[1], SIGCONT);
+  __atomic_store_n(&s->resumed, 1, __ATOMIC_RELEASE);
+  return (void*)(intptr_t)bad;
+}
+
+static int stopped_pass(shared_t* s, int rank, int n, ncclComm_t comm) {
+  int32_t in[COUNT], out[COUNT];
+  pthread_t t;
+  if (rank == 1) {
+    __atomic_store_n(&s->stopReady, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&s->resumed, __ATOMIC_ACQUIRE)) usleep(1000); /* stopped here */
+  }
+  if (rank == 0) {
+    while (!__atomic_load_n(&s->stopReady, __ATOMIC_ACQUIRE)) usleep(1000);
+    CHECK(kill(s->pids[1], SIGSTOP) == 0);
+    CHECK(pthread_create(&t, NULL, stopped_check, s) == 0);
+  }
+  for (int i = 0; i < COUNT; i++) in[i] = (rank + 1) * 7 + i;
+  CHECK_NCCL(ncclAllReduce(in, out, COUNT, ncclInt32, ncclSum, comm, NULL));
+  for (int i = 0; i < COUNT; i++)
+    CHECK_MSG(out[i] == n * (n + 1) / 2 * 7 + n * i, "rank %d after the stop: element %d is %d", rank, i, out[i]);
+  if (rank == 0) {
+    void* bad = NULL;
+    pthread_join(t, &bad);
+    CHECK_MSG(bad == NULL, "the status did not name the stopped rank");
+  }
+  return 0;
+}
+
 static int rank_main(int rank, int n, void* arg) {
   shared_t* s = arg;
   s->pids[rank] = (int)getpid();
@@ -98,6 +145,7 @@ static int rank_main(int rank, int n, void* arg) {
       }
     }
   }
+  CHECK(stopped_pass(s, rank, n, comm) == 0);
   CHECK_NCCL(ncclCommDestroy(comm));
   return 0;
 }
@@ -109,6 +157,6 @@ int main(int argc, char** argv) {
   s->info = argv[1];
   s->laggard = 2;
   CHECK_EQ_INT(ranks_run(NRANKS, rank_main, s, 120), 0);
-  printf("the status named the lagging rank twice, asked for all and by pid\n");
+  printf("the status named the lagging rank twice, asked for all and by pid, and the stopped one\n");
   return 0;
 }

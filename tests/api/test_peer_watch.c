@@ -4,8 +4,11 @@
  * its host and its pid. A rank that completed its work and exits without
  * ncclCommDestroy fails nobody.
  *
- *   test_peer_watch MODE ROUNDS   (transports follow the environment:
- *                                  NCCL_SHM_DISABLE=1 forces the net)
+ *   test_peer_watch MODE ROUNDS [hosts]   (transports follow the environment:
+ *                                  NCCL_SHM_DISABLE=1 forces the net;
+ *                                  hosts: rank 0 on one "host", ranks 1
+ *                                  and 2 on another, two network
+ *                                  namespaces joined by a veth pair)
  *   kill   a rank SIGKILLed in a loop of 64 MB AllReduces
  *   p2p    a rank SIGKILLed in a ring of 1 MB sends and receives
  *   idle   a rank SIGKILLed while the others are between calls
@@ -25,6 +28,7 @@
 
 #include "check.h"
 #include "nccl.h"
+#include "netns.h"
 #include "ranks_id.h"
 
 #define NRANKS 3
@@ -36,8 +40,12 @@ typedef struct {
   int delayMs;
   int iters; /* leave, exit: collectives every rank runs */
   volatile int victimPid;
+  char victimHost[64];
   volatile int64_t eventNs;
 } round_t;
+
+static netns_pair_t nsp;
+static int two_hosts;
 
 enum { MODE_KILL, MODE_P2P, MODE_IDLE, MODE_LEAVE, MODE_EXIT };
 static const char* const mode_names[] = {"kill", "p2p", "idle", "leave", "exit"};
@@ -60,6 +68,7 @@ static void* killer(void* arg) {
 /* The victim, after its first good call: dies delayMs later, mid-run. */
 static int start_killer(round_t* r) {
   r->victimPid = (int)getpid();
+  gethostname(r->victimHost, sizeof(r->victimHost) - 1);
   pthread_t t;
   CHECK(pthread_create(&t, NULL, killer, r) == 0);
   return 0;
@@ -76,9 +85,8 @@ static int check_failure(int rank, ncclComm_t comm, ncclResult_t res, const roun
   CHECK_MSG(async == ncclRemoteError, "rank %d: async error %d, not ncclRemoteError", rank, (int)async);
   CHECK_MSG(r->eventNs > 0, "rank %d failed before the event: %s", rank, ncclGetLastError(comm));
   double after = (double)(at - r->eventNs) / 1e9;
-  char host[64] = "", want[160];
-  gethostname(host, sizeof(host) - 1);
-  snprintf(want, sizeof(want), "rank %d (host %s, pid %d)", r->victim, host, r->victimPid);
+  char want[160];
+  snprintf(want, sizeof(want), "rank %d (host %s, pid %d)", r->victim, r->victimHost, r->victimPid);
   const char* text = ncclGetLastError(comm);
   printf("rank %d: %s failed %.3f s after the event: %s\n", rank, what, after, text);
   CHECK_MSG(strstr(text, want), "rank %d: the error does not name '%s': %s", rank, want, text);
@@ -155,6 +163,7 @@ static int run_idle(int rank, int n, round_t* r, ncclComm_t comm) {
   CHECK(check_sum(out, 64, n, 0, rank) == 0);
   if (rank == r->victim) {
     r->victimPid = (int)getpid();
+    gethostname(r->victimHost, sizeof(r->victimHost) - 1);
     r->delayMs = 0;
     killer(r);
   }
@@ -175,7 +184,10 @@ static int run_depart(int rank, int n, round_t* r, ncclComm_t comm) {
   int mine = r->iters - (r->mode == MODE_LEAVE && rank == r->victim);
   for (int it = 0; it < mine; it++) {
     fill(in, count, rank, it);
-    if (rank == r->victim && it == mine - 1) r->victimPid = (int)getpid();
+    if (rank == r->victim && it == mine - 1) {
+      r->victimPid = (int)getpid();
+      gethostname(r->victimHost, sizeof(r->victimHost) - 1);
+    }
     ncclResult_t res = ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, NULL);
     if (res != ncclSuccess) {
       CHECK_MSG(r->mode == MODE_LEAVE && it == r->iters - 1, "rank %d iteration %d of %d: %s", rank, it, r->iters,
@@ -208,6 +220,7 @@ static int run_depart(int rank, int n, round_t* r, ncclComm_t comm) {
 
 static int rank_main(int rank, int n, void* arg) {
   round_t* r = arg;
+  if (two_hosts) CHECK(netns_enter(&nsp, rank > 0, rank > 0 ? "mkccl-watch-b" : "mkccl-watch-a") == 0);
   ncclComm_t comm = ranks_comm_init(rank, n);
   int rc;
   switch (r->mode) {
@@ -224,8 +237,10 @@ int main(int argc, char** argv) {
   int mode = -1;
   for (int m = 0; m <= MODE_EXIT && argc > 1; m++)
     if (strcmp(argv[1], mode_names[m]) == 0) mode = m;
-  CHECK_MSG(mode >= 0, "usage: test_peer_watch kill|p2p|idle|leave|exit [ROUNDS]");
+  CHECK_MSG(mode >= 0, "usage: test_peer_watch kill|p2p|idle|leave|exit [ROUNDS] [hosts]");
   int rounds = argc > 2 ? atoi(argv[2]) : 2;
+  two_hosts = argc > 3 && strcmp(argv[3], "hosts") == 0;
+  if (two_hosts) netns_require(&nsp);
   CHECK_MSG(!getenv("MKCCL_TIMEOUT"), "MKCCL_TIMEOUT is set: this test checks the default settings");
   srand((unsigned)time(NULL));
   for (int k = 0; k < rounds; k++) {
@@ -238,13 +253,16 @@ int main(int argc, char** argv) {
     printf("round %d: %s, rank %d\n", k, mode_names[mode], r->victim);
     fflush(stdout);
     int status[NRANKS];
-    CHECK_EQ_INT(ranks_run_status(NRANKS, rank_main, r, 60, status), 0);
+    int ran = ranks_run_status(NRANKS, rank_main, r, 60, status);
+    if (ran != 0 && two_hosts) netns_pair_destroy(&nsp);
+    CHECK_EQ_INT(ran, 0);
     int killed = mode <= MODE_IDLE;
     for (int i = 0; i < NRANKS; i++) {
       if (i == r->victim && killed) CHECK_EQ_INT(status[i], -SIGKILL);
       else CHECK_MSG(status[i] == 0, "rank %d ended with %d", i, status[i]);
     }
   }
+  if (two_hosts) netns_pair_destroy(&nsp);
   printf("%d round(s) of %s: every survivor failed in time, naming the rank, or went on unharmed\n", rounds,
          mode_names[mode]);
   return 0;
