@@ -6,9 +6,9 @@
  * uses the comm's memory: abort marks the comm orphaned and returns, and
  * the last thread to leave frees it. Exactly one party tears down:
  * whichever of abort and the last leaver comes last. */
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "comm/comm.h"
 
@@ -34,16 +34,10 @@ int comm_busy_count(const struct ncclComm* comm) {
   return __atomic_load_n(&comm->busy, __ATOMIC_ACQUIRE) & ~COMM_BUSY_ORPHAN;
 }
 
-static int64_t comm_abort_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int comm_busy_wait(struct ncclComm* comm, int64_t waitMs) {
-  int64_t end = comm_abort_now_ms() + (waitMs > 0 ? waitMs : 0);
+  int64_t end = mk_now_ns() + (waitMs > 0 ? waitMs : 0) * 1000000;
   int inside;
-  while ((inside = comm_busy_count(comm)) > 0 && comm_abort_now_ms() < end) usleep(1000);
+  while ((inside = comm_busy_count(comm)) > 0 && mk_now_ns() < end) usleep(1000);
   return inside;
 }
 
