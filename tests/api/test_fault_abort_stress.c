@@ -16,7 +16,8 @@
  *   destroy  the same, but the peer destroys its communicator; the abort
  *            comes while it does, or after.
  *   kill     the peer is SIGKILLed before or during the next collective;
- *            the driver aborts before its MKCCL_TIMEOUT, or after.
+ *            the driver aborts before its MKCCL_TIMEOUT, or once the
+ *            collective failed by itself.
  *   hold     a tuner plugin (abort_hold_tuner.c) keeps the driver's
  *            collective inside the library past MKCCL_ABORT_WAIT_MS: the
  *            abort returns after the wait without freeing anything, and
@@ -322,7 +323,7 @@ static void driver_coll_round(scenario_t sc, round_t* r, pid_t peer, stats_t* s)
       peer_reap(peer, 1, r->variant);
       mayComplete = r->variant % 2 == 1;
       cutByAbort = 0;
-      if (r->variant % 4 == 3) { /* the collective fails by itself (closed socket or MKCCL_TIMEOUT) */
+      if (r->variant % 4 >= 2) { /* the collective fails by itself (closed socket or MKCCL_TIMEOUT) */
         CHECK_MSG(wait_flag(&run.finished, (TIMEOUT_S * 1000 + SLACK_MS) + 1000.0),
                   "the collective did not end %d s after its peer died", TIMEOUT_S);
       } else {
