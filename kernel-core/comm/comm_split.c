@@ -55,7 +55,7 @@ ncclResult_t comm_revoke(struct ncclComm* parent) {
   int64_t waitMs = param_MKCCL_ABORT_WAIT_MS();
   int inside = comm_busy_wait(parent, waitMs);
   if (inside > 0)
-    return MK_FAIL(ncclInternalError, "comm %p rank %d: %d thread(s) still inside it %lld ms after the abort flag "
+    return MK_FAIL(ncclInternalError, "revoking comm %p rank %d: %d thread(s) still inside it %lld ms after the flag "
                    "rose (MKCCL_ABORT_WAIT_MS): not revoked; ncclCommAbort it", (void*)parent, parent->rank, inside,
                    (long long)waitMs);
   __atomic_store_n(&parent->revoked, 1, __ATOMIC_RELEASE);

@@ -145,7 +145,8 @@ static ncclResult_t group_run(void) {
   group_job_t* jobs = n == 1 ? &one : n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
   if (n && !jobs) {
     if (res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
-    for (struct ncclComm* c = comm; c; c = c->groupNext) {
+    for (struct ncclComm *c = comm, *next; c; c = next) {
+      next = c->groupNext; /* the leave may free c */
       group_comm_leave(c);
       comm_busy_leave(c);
     }
