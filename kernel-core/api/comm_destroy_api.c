@@ -1,9 +1,8 @@
 /* Ending communicators: ncclCommFinalize, ncclCommDestroy, ncclCommAbort,
  * and ncclCommSplit (which makes one from another). */
-#include <unistd.h>
-
 #include "api/api.h"
 #include "base/err.h"
+#include "base/param.h"
 #include "comm/comm.h"
 
 MK_API(ncclResult_t, CommFinalize, ncclComm_t comm) {
@@ -31,16 +30,11 @@ MK_API(ncclResult_t, CommDestroy, ncclComm_t comm) {
 MK_API(ncclResult_t, CommAbort, ncclComm_t comm) {
   if (!comm) return ncclSuccess;
   MK_CHECK(comm_check(comm, "ncclCommAbort"));
+  /* Left to the threads still inside by an earlier abort: not ours to free. */
+  if (comm_state_get(comm) == COMM_STATE_ABORTED)
+    return MK_FAIL(ncclInvalidUsage, "ncclCommAbort: comm %p was aborted already", (void*)comm);
   __atomic_store_n(comm->abortFlag, 1, __ATOMIC_RELEASE); /* every wait of every thread of this comm ends */
-  /* A collective on another thread sees the flag within a millisecond and
-   * leaves; free nothing under it. */
-  while (__atomic_load_n(&comm->busy, __ATOMIC_ACQUIRE) > 0) usleep(1000);
-  comm_init_thread_reap(comm, 1);
-  __atomic_store_n(&comm->state, COMM_STATE_ABORTED, __ATOMIC_RELEASE);
-  int rank = comm->rank, nRanks = comm->nRanks;
-  comm_stages_destroy(comm);
-  comm_free(comm);
-  MK_INFO(NCCL_INIT, "comm %p rank %d nRanks %d - Abort COMPLETE", (void*)comm, rank, nRanks);
+  comm_abort_free(comm, param_MKCCL_ABORT_WAIT_MS());
   return ncclSuccess;
 }
 

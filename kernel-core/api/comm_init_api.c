@@ -76,12 +76,7 @@ static ncclResult_t api_init_all_devs(int ndev, const int* devlist, int* devs) {
 /* Aborts and frees the communicators launched so far. */
 static void api_init_all_unwind(struct ncclComm** comms, int n) {
   for (int i = 0; i < n; i++) __atomic_store_n(comms[i]->abortFlag, 1, __ATOMIC_RELEASE);
-  for (int i = 0; i < n; i++) {
-    comm_init_thread_reap(comms[i], 1);
-    __atomic_store_n(&comms[i]->state, COMM_STATE_ABORTED, __ATOMIC_RELEASE);
-    comm_stages_destroy(comms[i]);
-    comm_free(comms[i]);
-  }
+  for (int i = 0; i < n; i++) comm_abort_free(comms[i], param_MKCCL_ABORT_WAIT_MS());
 }
 
 MK_API(ncclResult_t, CommInitAll, ncclComm_t* comms, int ndev, const int* devlist) {

@@ -77,7 +77,7 @@ struct ncclComm {
   int initThreadJoinable;
   int stagesDone; /* comm_init.c: stages whose init completed */
   int finalizeCalled;
-  int busy; /* atomic: group runs using this comm now; ncclCommAbort from another thread waits for them */
+  int busy; /* atomic: threads inside the library on it (comm_abort.c), and whether an abort left it to them */
   int revoked; /* atomic: ncclCommRevoke ended its work; only a parent (Split/Shrink) or torn down now */
 
   /* ---- bootstrap (bootstrap) ---- */
@@ -157,6 +157,21 @@ void comm_free(struct ncclComm* comm);
 ncclResult_t comm_init_launch(struct ncclComm* comm, int async);
 /* Joins a finished init thread (wait: also one still running). */
 void comm_init_thread_reap(struct ncclComm* comm, int wait);
+/* Lets a running init thread go unjoined (it frees the comm if last out). */
+void comm_init_thread_detach(struct ncclComm* comm);
+
+/* ---- threads inside a comm, and who frees an aborted one (comm_abort.c) ----------------------- */
+/* A thread starts using comm (a group or lone collective, the init thread). */
+void comm_busy_enter(struct ncclComm* comm);
+/* Its last touch of comm; every decrement of busy goes through it. When an
+ * abort gave up waiting, the last to leave frees the comm here: 1 then. */
+int comm_busy_leave(struct ncclComm* comm);
+int comm_busy_count(const struct ncclComm* comm);
+/* Waits up to waitMs for the threads inside to leave; how many are left. */
+int comm_busy_wait(struct ncclComm* comm, int64_t waitMs);
+/* ncclCommAbort after its flag rose: waits up to waitMs, then frees the
+ * comm (1) or leaves that to the last thread inside, with a WARN (0). */
+int comm_abort_free(struct ncclComm* comm, int64_t waitMs);
 int comm_state_get(const struct ncclComm* comm);
 ncclResult_t comm_async_result(struct ncclComm* comm);
 

@@ -35,14 +35,6 @@ ncclResult_t comm_stages_finalize(struct ncclComm* comm) {
     ncclResult_t res = comm_stages[i].finalize(comm);
     if (res != ncclSuccess && first == ncclSuccess) first = res;
   }
-  /* A flush that stopped on the abort flag of a failed communicator:
-   * the failure is the answer. */
-  ncclResult_t async = __atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE);
-  if (first == ncclSuccess && async != ncclSuccess && async != ncclInProgress) {
-    char why[WATCH_TEXT_MAX];
-    if (watch_failure(comm, why, sizeof(why)) != WATCH_FAIL_NONE)
-      first = MK_FAIL(async, "Rank %d: the communicator failed before its work was flushed: %s", comm->rank, why);
-  }
   return first;
 }
 

@@ -97,15 +97,20 @@ static ncclResult_t comm_init_run(struct ncclComm* comm) {
   return res;
 }
 
+/* The init thread is inside the comm until it leaves: an abort waits for it
+ * as for a collective. */
 static void* comm_init_thread(void* arg) {
   comm_init_run(arg);
+  comm_busy_leave(arg);
   return NULL;
 }
 
 ncclResult_t comm_init_launch(struct ncclComm* comm, int async) {
   if (!async) return comm_init_run(comm);
+  comm_busy_enter(comm);
   int err = pthread_create(&comm->initThread, NULL, comm_init_thread, comm);
   if (err != 0) {
+    comm_busy_leave(comm);
     ncclResult_t res = MK_FAIL(ncclSystemError, "pthread_create for the init thread failed: %s", strerror(err));
     comm_state_set(comm, COMM_STATE_FAILED);
     __atomic_store_n(&comm->asyncResult, res, __ATOMIC_RELEASE);
@@ -120,6 +125,15 @@ void comm_init_thread_reap(struct ncclComm* comm, int wait) {
   if (comm->initThreadJoinable &&
       (wait || __atomic_load_n(&comm->asyncResult, __ATOMIC_ACQUIRE) != ncclInProgress)) {
     pthread_join(comm->initThread, NULL);
+    comm->initThreadJoinable = 0;
+  }
+  pthread_mutex_unlock(&comm->lock);
+}
+
+void comm_init_thread_detach(struct ncclComm* comm) {
+  pthread_mutex_lock(&comm->lock);
+  if (comm->initThreadJoinable) {
+    pthread_detach(comm->initThread);
     comm->initThreadJoinable = 0;
   }
   pthread_mutex_unlock(&comm->lock);

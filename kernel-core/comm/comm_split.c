@@ -7,9 +7,9 @@
  * nothing is gathered: every survivor knows the members from the list, in
  * parent order, and the first of them sends the new id to the others. */
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "base/err.h"
+#include "base/param.h"
 #include "comm/comm.h"
 
 typedef struct {
@@ -48,9 +48,16 @@ static void comm_parent_rewatch(struct ncclComm* parent, volatile uint32_t* watc
   if (__atomic_load_n(&parent->revoked, __ATOMIC_ACQUIRE)) bootstrap_abort_watch(parent->bootstrap, watched);
 }
 
+/* A thread still inside after the wait may be using the bootstrap a split
+ * would use: the comm is not revoked then, and only an abort is left. */
 ncclResult_t comm_revoke(struct ncclComm* parent) {
   __atomic_store_n(parent->abortFlag, 1, __ATOMIC_RELEASE); /* every wait of its work ends */
-  while (__atomic_load_n(&parent->busy, __ATOMIC_ACQUIRE) > 0) usleep(1000);
+  int64_t waitMs = param_MKCCL_ABORT_WAIT_MS();
+  int inside = comm_busy_wait(parent, waitMs);
+  if (inside > 0)
+    return MK_FAIL(ncclInternalError, "revoking comm %p rank %d: %d thread(s) still inside it %lld ms after the flag "
+                   "rose (MKCCL_ABORT_WAIT_MS): not revoked; ncclCommAbort it", (void*)parent, parent->rank, inside,
+                   (long long)waitMs);
   __atomic_store_n(&parent->revoked, 1, __ATOMIC_RELEASE);
   MK_INFO(NCCL_INIT, "comm %p rank %d: revoked", (void*)parent, parent->rank);
   return ncclSuccess;
@@ -111,7 +118,7 @@ ncclResult_t comm_shrink(struct ncclComm* parent, const int* exclude, int nExclu
   }
   /* ABORT: end whatever the parent still runs (a failed peer's collective)
    * as ncclCommRevoke does, then talk to the survivors regardless. */
-  if (flags & NCCL_SHRINK_ABORT) comm_revoke(parent);
+  if (flags & NCCL_SHRINK_ABORT) MK_CHECK_GOTO(comm_revoke(parent), res, done);
   volatile uint32_t* watched = comm_parent_unwatch(parent);
   bootstrap_handle_t h;
   res = comm_split_id(parent, members, m, me, &h);

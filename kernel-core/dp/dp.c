@@ -306,6 +306,12 @@ ncclResult_t comm_dp_stage_finalize(struct ncclComm* comm) {
   if (!comm->dp.proxyAttached) return ncclSuccess;
   ncclResult_t res = proxy_client_flush(&comm->dp.proxy, "flush of ncclCommFinalize/ncclCommDestroy");
   if (res != ncclSuccess) comm_async_error_set(comm, res);
+  /* Work the flush dropped because the peer watch failed the communicator
+   * (a peer died): that failure is the answer. Nothing dropped: nothing lost. */
+  char why[WATCH_TEXT_MAX];
+  if (res == ncclSuccess && proxy_client_dropped(&comm->dp.proxy) &&
+      watch_failure(comm, why, sizeof(why)) != WATCH_FAIL_NONE)
+    res = MK_FAIL(ncclRemoteError, "Rank %d: queued work was dropped, the communicator failed: %s", comm->rank, why);
   return res;
 }
 

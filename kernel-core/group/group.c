@@ -112,7 +112,7 @@ static void* group_job(void* arg) {
   j->res = plan_launch(c, &c->tasks);
   if (j->res != ncclSuccess) comm_async_error_set(c, j->res);
   group_comm_leave(c);
-  __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* the last touch: an abort may free it now */
+  comm_busy_leave(c); /* the last touch: an abort may free it now */
   return NULL;
 }
 
@@ -138,16 +138,17 @@ static ncclResult_t group_run(void) {
   group_error = ncclSuccess;
   int n = 0;
   for (struct ncclComm* c = comm; c; c = c->groupNext) {
-    __atomic_add_fetch(&c->busy, 1, __ATOMIC_ACQ_REL); /* until this run is done with it */
+    comm_busy_enter(c); /* until this run is done with it */
     n++;
   }
   group_job_t one = {0}; /* the usual case: no allocation */
   group_job_t* jobs = n == 1 ? &one : n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
   if (n && !jobs) {
     if (res == ncclSuccess) res = MK_FAIL(ncclSystemError, "out of memory running a group");
-    for (struct ncclComm* c = comm; c; c = c->groupNext) {
+    for (struct ncclComm *c = comm, *next; c; c = next) {
+      next = c->groupNext; /* the leave may free c */
       group_comm_leave(c);
-      __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL);
+      comm_busy_leave(c);
     }
   }
   /* Queue order is reversed; keep the order comms joined. */
@@ -168,7 +169,7 @@ static ncclResult_t group_run(void) {
     struct ncclComm* c = jobs[i].comm;
     if (!jobs[i].ran) { /* an earlier error: dropped unrun */
       group_comm_leave(c);
-      __atomic_sub_fetch(&c->busy, 1, __ATOMIC_ACQ_REL);
+      comm_busy_leave(c);
     }
     if (jobs[i].res != ncclSuccess && res == ncclSuccess) res = jobs[i].res;
   }

@@ -25,6 +25,7 @@ typedef struct proxy_client {
   volatile uint32_t* abortFlag;   /* raised by the proxy on a transport error */
   _Atomic int error;              /* first error (ncclResult_t), 0 if none */
   _Atomic int errorPeer;          /* the peer of the connection that failed first, -1: none known */
+  _Atomic int dropped;            /* an op was dropped unfinished (abort flag or error) */
   _Atomic uint64_t opsPosted;
   _Atomic uint64_t opsDone;
   _Atomic uint64_t progress;      /* bumped whenever one of its ops moves (flush's "no progress" test) */
@@ -91,6 +92,8 @@ void proxy_client_fail(proxy_client_t* client, ncclResult_t res);
 ncclResult_t proxy_client_error(proxy_client_t* client);
 /* The peer whose connection reported it, -1 when not known. */
 int proxy_client_error_peer(proxy_client_t* client);
+/* Whether an op of the client was dropped unfinished. */
+int proxy_client_dropped(proxy_client_t* client);
 
 /* Diagnostics (watchdogs): the client's counters and its active ops, as
  * WARN lines that start with `why`. */

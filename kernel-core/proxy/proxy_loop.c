@@ -85,6 +85,7 @@ int proxy_loop_round(proxy_loop_t* loop, int* idleOut) {
     int drop = 0;
     if (c && ((c->abortFlag && __atomic_load_n(c->abortFlag, __ATOMIC_ACQUIRE)) || atomic_load(&c->error))) {
       drop = 1; /* aborted: the op will never complete */
+      atomic_store_explicit(&c->dropped, 1, memory_order_relaxed);
     } else {
       op->args.idle = 1;
       int tracked = profile_proxy_tracked(&op->args); /* profiler off: no trackers, one branch */
@@ -95,6 +96,7 @@ int proxy_loop_round(proxy_loop_t* loop, int* idleOut) {
         int none = -1;
         if (c && op->args.nsubs > 0) atomic_compare_exchange_strong(&c->errorPeer, &none, op->args.subs[0].peer);
         proxy_client_fail(c, res);
+        if (c) atomic_store_explicit(&c->dropped, 1, memory_order_relaxed);
         drop = 1;
       } else {
         if (!op->args.idle) {

@@ -260,6 +260,7 @@ int proxy_client_drained(proxy_client_t* client) {
 
 ncclResult_t proxy_client_error(proxy_client_t* client) { return (ncclResult_t)atomic_load(&client->error); }
 int proxy_client_error_peer(proxy_client_t* client) { return atomic_load(&client->errorPeer); }
+int proxy_client_dropped(proxy_client_t* client) { return atomic_load(&client->dropped); }
 
 ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what) {
   uint64_t seen = atomic_load_explicit(&client->progress, memory_order_relaxed) +
