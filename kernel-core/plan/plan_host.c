@@ -217,9 +217,11 @@ static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, 
 
 ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res) {
   char why[WATCH_TEXT_MAX];
-  if (watch_failure_wait(comm, why, sizeof(why), WATCH_CAUSE_WAIT_MS) != WATCH_FAIL_NONE)
-    return MK_FAIL(ncclRemoteError, "Rank %d: collective failed: %s", comm->rank, why);
   ncclResult_t proxyRes = proxy_client_error(&comm->dp.proxy);
+  /* A transport's error may be a death the watch is about to name; an abort
+   * or the watch's own failure needs no wait. */
+  if (watch_failure_wait(comm, why, sizeof(why), proxyRes != ncclSuccess ? WATCH_CAUSE_WAIT_MS : 0) != WATCH_FAIL_NONE)
+    return MK_FAIL(ncclRemoteError, "Rank %d: collective failed: %s", comm->rank, why);
   if (proxyRes != ncclSuccess) {
     char name[160];
     int peer = proxy_client_error_peer(&comm->dp.proxy);
