@@ -77,8 +77,9 @@ static void watch_gather_copy(struct ncclComm* comm, void* arg) {
   g->found = 1;
 }
 
-/* Every other rank at once: connect, hello, read, each bounded by one
- * deadline, so a dead host costs the deadline once, not once per rank. */
+/* Every other rank: connect and hello to all, then read all, under one
+ * deadline, so the whole gather takes WATCH_GATHER_MS at most however many
+ * ranks do not answer (those left when it passes are unreachable). */
 #define WATCH_GATHER_MS 2000
 static void watch_gather_run(watch_gather_t* g) {
   int n = g->nRanks;
@@ -88,7 +89,9 @@ static void watch_gather_run(watch_gather_t* g) {
   for (int r = 0; r < n; r++) {
     fds[r] = -1;
     if (r == g->rank || sock_addr_port(&g->addrs[r]) == 0) continue;
-    if (sock_connect(&g->addrs[r], sock_deadline_ms(500), NULL, &fds[r]) != SOCK_OK ||
+    int64_t connectBy = sock_deadline_ms(500);
+    if (connectBy > deadline) connectBy = deadline;
+    if (sock_time_ns() >= deadline || sock_connect(&g->addrs[r], connectBy, NULL, &fds[r]) != SOCK_OK ||
         sock_hello_send(fds[r], g->magic, WATCH_CONN_STATUS, WATCH_PROTO_VERSION, (uint64_t)g->rank, deadline, NULL) !=
             SOCK_OK)
       sock_close(&fds[r]);
