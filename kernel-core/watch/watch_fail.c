@@ -36,8 +36,10 @@ int watch_fail(struct ncclComm* comm, int kind, int rank, int fromFd, const char
   vsnprintf(w->failText, sizeof(w->failText), fmt, ap);
   va_end(ap);
   w->failRank = rank;
+  /* The text (the last error), then the error, then the flag: whoever sees
+   * one finds what came before it. */
+  MK_WARN("Rank %d: communicator failed: %s", comm->rank, w->failText);
   __atomic_store_n(&w->failKind, kind, __ATOMIC_RELEASE);
-  /* The error first, then the flag: whoever sees the flag finds the reason. */
   comm_async_error_set(comm, ncclRemoteError);
   __atomic_store_n(comm->abortFlag, 1, __ATOMIC_RELEASE);
   watch_msg_t msg;
@@ -50,7 +52,6 @@ int watch_fail(struct ncclComm* comm, int kind, int rank, int fromFd, const char
   if (w->prevFd >= 0 && w->prevFd != fromFd && __atomic_load_n(&w->leftAt[0], __ATOMIC_RELAXED) == UINT64_MAX) watch_msg_send(w->prevFd, &msg);
   if (w->nextFd >= 0 && w->nextFd != fromFd && __atomic_load_n(&w->leftAt[1], __ATOMIC_RELAXED) == UINT64_MAX) watch_msg_send(w->nextFd, &msg);
   pthread_mutex_unlock(&w->lock);
-  MK_WARN("Rank %d: communicator failed: %s", comm->rank, w->failText);
   return 1;
 }
 

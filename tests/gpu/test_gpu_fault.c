@@ -14,6 +14,15 @@
  *                            second thread of every other rank calls
  *                            ncclCommAbort while it is in flight: the abort
  *                            returns and the stream ends, within a bound
+ *   test_gpu_fault stress N ROUNDS   in the same processes, ROUNDS rounds
+ *                            that cycle through: an AllReduce the last
+ *                            rank never joins, aborted from another thread;
+ *                            the last rank's ncclCommDestroy while the
+ *                            others are in an AllReduce (they fail); a
+ *                            non-blocking init aborted while in progress.
+ *                            Every abort and destroy returns within a
+ *                            bound; after every round fds, threads and shm
+ *                            as before, GPU memory within a page per rank
  *   test_gpu_fault leak N    init, AllReduce, ncclCommAbort or
  *                            ncclCommDestroy, LEAK_CYCLES times: fds,
  *                            threads, GPU memory and shm segments back to
@@ -387,12 +396,165 @@ static int leak_main(int rank, int n, void* arg) {
   return 0;
 }
 
+/* ---- stress ---------------------------------------------------------------------------------- */
+
+enum { STRESS_COLL, STRESS_DESTROY, STRESS_INIT, STRESS_KINDS };
+static const char* const stress_names[STRESS_KINDS] = {"coll", "destroy", "init"};
+#define STRESS_MAX_ROUNDS 1000
+
+typedef struct {
+  int rounds;
+  volatile int idRound; /* the round whose id `id` holds */
+  ncclUniqueId id;
+  volatile int arrived[2 * STRESS_MAX_ROUNDS + 4];
+  volatile int done[STRESS_MAX_ROUNDS]; /* ranks other than the last through this round's fault */
+  double worst[STRESS_KINDS];           /* rank 0: the longest abort or destroy, seconds */
+} stress_shared_t;
+
+static void stress_barrier(stress_shared_t* sh, int phase, int n) {
+  __atomic_fetch_add(&sh->arrived[phase], 1, __ATOMIC_ACQ_REL);
+  for (int ms = 0; __atomic_load_n(&sh->arrived[phase], __ATOMIC_ACQUIRE) < n; ms++) {
+    CHECK_MSG(ms < 30000, "stress barrier %d: %d of %d ranks in 30 s", phase, sh->arrived[phase], n);
+    usleep(1000);
+  }
+}
+
+/* A fresh id every round: rank 0 makes it, the others wait for it. */
+static void stress_id(stress_shared_t* sh, int rank, int round, ncclUniqueId* id) {
+  if (rank == 0) {
+    CHECK_NCCL(ncclGetUniqueId(&sh->id));
+    __atomic_store_n(&sh->idRound, round + 1, __ATOMIC_RELEASE);
+  }
+  for (int ms = 0; __atomic_load_n(&sh->idRound, __ATOMIC_ACQUIRE) < round + 1; ms++) {
+    CHECK_MSG(ms < 20000, "round %d: no id in 20 s", round);
+    usleep(1000);
+  }
+  *id = sh->id;
+}
+
+static double stress_timed(ncclResult_t (*fn)(ncclComm_t), ncclComm_t comm, const char* what, int rank, int round) {
+  double at = gpu_now();
+  ncclResult_t res = fn(comm);
+  double took = gpu_now() - at;
+  CHECK_MSG(res == ncclSuccess, "rank %d round %d: %s returned %s", rank, round, what, ncclGetErrorString(res));
+  CHECK_MSG(took < END_BOUND_S, "rank %d round %d: %s took %.2f s", rank, round, what, took);
+  return took;
+}
+
+/* The last rank's side of a round, once the others are through theirs. */
+static void stress_wait_done(stress_shared_t* sh, int round, int n) {
+  for (int ms = 0; __atomic_load_n(&sh->done[round], __ATOMIC_ACQUIRE) < n - 1; ms++) {
+    CHECK_MSG(ms < 20000, "round %d: the other ranks not through in 20 s", round);
+    usleep(1000);
+  }
+}
+
+static void stress_round(stress_shared_t* sh, int rank, int n, int round, float* buf) {
+  int kind = round % STRESS_KINDS, last = rank == n - 1;
+  ncclUniqueId id;
+  stress_id(sh, rank, round, &id);
+  cudaStream_t stream;
+  CUDA_CHECK(cudaSetDevice(rank % ndev));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  ncclComm_t comm;
+  double took = 0;
+  if (kind == STRESS_INIT) {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t res = ncclCommInitRankConfig(&comm, n, id, rank, &config);
+    CHECK_MSG(res == ncclSuccess || res == ncclInProgress, "rank %d round %d: init returned %s", rank, round,
+              ncclGetErrorString(res));
+    if (last) stress_wait_done(sh, round, n);
+    took = stress_timed(ncclCommAbort, comm, "ncclCommAbort during init", rank, round);
+    if (!last) __atomic_fetch_add(&sh->done[round], 1, __ATOMIC_ACQ_REL);
+  } else {
+    CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+    if (last && kind == STRESS_DESTROY) {
+      took = stress_timed(ncclCommDestroy, comm, "ncclCommDestroy before the AllReduce", rank, round);
+    } else if (last) {
+      stress_wait_done(sh, round, n);
+      took = stress_timed(ncclCommAbort, comm, "ncclCommAbort of the idle rank", rank, round);
+    } else {
+      ncclResult_t launched = ncclAllReduce(buf, buf, 1 << 20, ncclFloat, ncclSum, comm, stream);
+      /* The peer's goodbye may come before the call: then the call itself fails. */
+      CHECK_MSG(launched == ncclSuccess || (kind == STRESS_DESTROY && launched == ncclRemoteError),
+                "rank %d round %d: ncclAllReduce returned %s: %s", rank, round, ncclGetErrorString(launched),
+                ncclGetLastError(comm));
+      if (kind == STRESS_COLL) {
+        aborter_t a = {comm, stream, rank % ndev, cudaSuccess, ncclInternalError, 0, 0};
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, aborter_main, &a) == 0);
+        double waited;
+        cudaError_t e = gpu_stream_wait(stream, ABORT_AFTER_S + END_BOUND_S, &waited);
+        CHECK_MSG(e == cudaSuccess, "rank %d round %d: the stream: %s", rank, round, cudaGetErrorString(e));
+        CHECK(pthread_join(t, NULL) == 0);
+        CHECK_MSG(a.before == cudaErrorNotReady, "rank %d round %d: the AllReduce was not in flight at the abort", rank,
+                  round);
+        CHECK_MSG(a.res == ncclSuccess && a.took < END_BOUND_S, "rank %d round %d: ncclCommAbort %s after %.2f s", rank,
+                  round, ncclGetErrorString(a.res), a.took);
+        took = a.took;
+      } else { /* the last rank destroys its comm instead of joining: this AllReduce fails */
+        double waited = 0;
+        ncclResult_t async = launched != ncclSuccess ? launched : gpu_wait_async_error(comm, 2.0, &waited);
+        CHECK_MSG(async == ncclRemoteError, "rank %d round %d: async error %s %.2f s after the AllReduce (want "
+                  "ncclRemoteError within 2 s: the peer left)", rank, round, ncclGetErrorString(async), waited);
+        CHECK_MSG(strstr(ncclGetLastError(comm), "left the communicator"), "rank %d round %d: %s", rank, round,
+                  ncclGetLastError(comm));
+        double streamWait;
+        CHECK_MSG(gpu_stream_wait(stream, END_BOUND_S, &streamWait) == cudaSuccess, "rank %d round %d: stream", rank,
+                  round);
+        took = stress_timed(ncclCommAbort, comm, "ncclCommAbort after the peer left", rank, round);
+      }
+      __atomic_fetch_add(&sh->done[round], 1, __ATOMIC_ACQ_REL);
+    }
+  }
+  if (rank == 0 && took > sh->worst[kind]) sh->worst[kind] = took;
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+static int stress_main(int rank, int n, void* arg) {
+  stress_shared_t* sh = arg;
+  abort_check_timeout();
+  float* buf = NULL;
+  CUDA_CHECK(cudaSetDevice(rank % ndev));
+  buf = ones_alloc(1 << 20);
+  int phase = 0;
+  long alive[LEAK_MEASURES];
+  leak_cycle(rank, n, 1, alive); /* warm up: CUDA context, module, plugins */
+  stress_barrier(sh, phase++, n);
+  holdings_t h0 = holdings_now();
+  stress_barrier(sh, phase++, n);
+  int perGpu = (n + ndev - 1) / ndev;
+  for (int k = 0; k < sh->rounds; k++) {
+    stress_round(sh, rank, n, k, buf);
+    stress_barrier(sh, phase++, n);
+    holdings_t h = holdings_now();
+    stress_barrier(sh, phase++, n);
+    /* A thread on its way out (an init thread let go) may still count. */
+    for (int ms = 0; ms < 2000 && proc_count_threads() != h0.threads; ms++) usleep(1000);
+    CHECK_MSG(proc_count_threads() == h0.threads, "rank %d round %d (%s): %d threads, %d before", rank, k,
+              stress_names[k % STRESS_KINDS], proc_count_threads(), h0.threads);
+    CHECK_MSG(h.fds == h0.fds, "rank %d round %d (%s): %d fds, %d before", rank, k, stress_names[k % STRESS_KINDS],
+              h.fds, h0.fds);
+    CHECK_EQ_INT(h.shmNames, 0);
+    CHECK_EQ_INT(h.shmMaps, 0);
+    CHECK_MSG(h.gpuFree + (size_t)perGpu * LEAK_GPU_SLACK >= h0.gpuFree, "rank %d round %d: %.1f MiB of GPU memory "
+              "gone", rank, k, ((double)h0.gpuFree - (double)h.gpuFree) / (1 << 20));
+  }
+  CUDA_CHECK(cudaFree(buf));
+  if (rank == 0)
+    fprintf(stderr, "%d rounds: longest ncclCommAbort/Destroy %.3f s (coll), %.3f s (destroy), %.3f s (init); fds, "
+            "threads, shm as before every round, GPU memory within %d MiB\n", sh->rounds, sh->worst[0], sh->worst[1],
+            sh->worst[2], (int)(perGpu * LEAK_GPU_SLACK >> 20));
+  return 0;
+}
+
 /* ranks_run's bounds (25, 25, 40 s) stay under one_gpu.sh's limits (30,
  * 30, 45 s): a hang is then reported by the test, not only killed. */
 int main(int argc, char** argv) {
   gpu_crash_handlers("test_gpu_fault");
   if (argc < 3) {
-    fprintf(stderr, "usage: test_gpu_fault kill|dead|abort|leak N\n");
+    fprintf(stderr, "usage: test_gpu_fault kill|dead|abort|leak N | stress N ROUNDS\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -405,6 +567,13 @@ int main(int argc, char** argv) {
     abort_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
     CHECK(sh != NULL);
     CHECK_EQ_INT(ranks_run(n, abort_main, sh, 25), 0);
+  } else if (!strcmp(argv[1], "stress")) {
+    stress_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
+    CHECK(sh != NULL && n >= 2);
+    sh->rounds = argc > 3 ? atoi(argv[3]) : 30;
+    CHECK_MSG(sh->rounds >= 1 && sh->rounds <= STRESS_MAX_ROUNDS, "rounds %d out of [1, %d]", sh->rounds,
+              STRESS_MAX_ROUNDS);
+    CHECK_EQ_INT(ranks_run(n, stress_main, sh, 30 + 3 * sh->rounds), 0);
   } else if (!strcmp(argv[1], "leak")) {
     leak_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
     CHECK(sh != NULL);

@@ -76,6 +76,13 @@ for m in kill dead abort leak; do
   t gpu_${m}_shm $lim $G $e NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
   t gpu_${m}_net $lim $G $e NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault $m 2
 done
+# Abort and destroy stress (tests/gpu/test_gpu_fault.c stress): rounds of an aborted AllReduce, a peer's
+# destroy mid-AllReduce and an aborted non-blocking init, in the same two processes, each round
+# bounded and leaving fds, threads, shm and GPU memory as before. ONE_GPU_STRESS_ROUNDS (default 30).
+R=${ONE_GPU_STRESS_ROUNDS:-30}
+t gpu_stress_p2p $((40 + 3 * R)) $G -- $C/bin/test_gpu_fault stress 2 $R
+t gpu_stress_shm $((40 + 3 * R)) $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault stress 2 $R
+t gpu_stress_net $((40 + 3 * R)) $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault stress 2 $R
 # The communicator and memory API (tests/gpu/test_gpu_api.c): split, shrink, revoke, windows on
 # ncclMemAlloc'ed memory, ncclGroupSimulateEnd, non-blocking init.
 for m in split shrink revoke window simulate nonblocking; do
