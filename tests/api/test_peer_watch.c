@@ -75,8 +75,11 @@ static int start_killer(round_t* r) {
 }
 
 /* A survivor's failed call: the right code, in time, and a text naming the
- * victim's rank, host and pid. */
-static int check_failure(int rank, ncclComm_t comm, ncclResult_t res, const round_t* r, const char* what) {
+ * victim's rank, host and pid. In time: from the event or from the call's
+ * start, whichever is later (a rank still checking the last result when
+ * the peer died learns of it at its next call, at once). */
+static int check_failure(int rank, ncclComm_t comm, ncclResult_t res, const round_t* r, const char* what,
+                         int64_t calledNs) {
   int64_t at = now_ns();
   CHECK_MSG(res == ncclRemoteError, "rank %d: %s returned %d (%s), not ncclRemoteError: %s", rank, what, (int)res,
             ncclGetErrorString(res), ncclGetLastError(comm));
@@ -84,7 +87,7 @@ static int check_failure(int rank, ncclComm_t comm, ncclResult_t res, const roun
   CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
   CHECK_MSG(async == ncclRemoteError, "rank %d: async error %d, not ncclRemoteError", rank, (int)async);
   CHECK_MSG(r->eventNs > 0, "rank %d failed before the event: %s", rank, ncclGetLastError(comm));
-  double after = (double)(at - r->eventNs) / 1e9;
+  double after = (double)(at - (calledNs > r->eventNs ? calledNs : r->eventNs)) / 1e9;
   char want[160];
   snprintf(want, sizeof(want), "rank %d (host %s, pid %d)", r->victim, r->victimHost, r->victimPid);
   const char* text = ncclGetLastError(comm);
@@ -113,9 +116,10 @@ static int run_allreduce(int rank, int n, round_t* r, ncclComm_t comm, size_t co
   CHECK(in && out);
   for (int it = 0;; it++) {
     fill(in, count, rank, it);
+    int64_t called = now_ns();
     ncclResult_t res = ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, NULL);
     if (res != ncclSuccess) {
-      CHECK(check_failure(rank, comm, res, r, "ncclAllReduce") == 0);
+      CHECK(check_failure(rank, comm, res, r, "ncclAllReduce", called) == 0);
       break;
     }
     CHECK(check_sum(out, count, n, it, rank) == 0);
@@ -134,13 +138,14 @@ static int run_p2p(int rank, int n, round_t* r, ncclComm_t comm) {
   int next = (rank + 1) % n, prev = (rank + n - 1) % n;
   for (int it = 0;; it++) {
     fill(in, count, rank, it);
+    int64_t called = now_ns();
     ncclResult_t res = ncclGroupStart();
     if (res == ncclSuccess) res = ncclSend(in, count, ncclFloat, next, comm, NULL);
     if (res == ncclSuccess) res = ncclRecv(out, count, ncclFloat, prev, comm, NULL);
     ncclResult_t end = ncclGroupEnd();
     if (res == ncclSuccess) res = end;
     if (res != ncclSuccess) {
-      CHECK(check_failure(rank, comm, res, r, "ncclSend/ncclRecv") == 0);
+      CHECK(check_failure(rank, comm, res, r, "ncclSend/ncclRecv", called) == 0);
       break;
     }
     for (size_t i = 0; i < count; i++) {
@@ -168,8 +173,9 @@ static int run_idle(int rank, int n, round_t* r, ncclComm_t comm) {
     killer(r);
   }
   usleep(500 * 1000);
+  int64_t called = now_ns();
   ncclResult_t res = ncclAllReduce(in, out, 64, ncclFloat, ncclSum, comm, NULL);
-  CHECK(check_failure(rank, comm, res, r, "ncclAllReduce after the death") == 0);
+  CHECK(check_failure(rank, comm, res, r, "ncclAllReduce after the death", called) == 0);
   return 0;
 }
 
@@ -188,11 +194,12 @@ static int run_depart(int rank, int n, round_t* r, ncclComm_t comm) {
       r->victimPid = (int)getpid();
       gethostname(r->victimHost, sizeof(r->victimHost) - 1);
     }
+    int64_t called = now_ns();
     ncclResult_t res = ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, NULL);
     if (res != ncclSuccess) {
       CHECK_MSG(r->mode == MODE_LEAVE && it == r->iters - 1, "rank %d iteration %d of %d: %s", rank, it, r->iters,
                 ncclGetLastError(comm));
-      CHECK(check_failure(rank, comm, res, r, "the collective the leaver skipped") == 0);
+      CHECK(check_failure(rank, comm, res, r, "the collective the leaver skipped", called) == 0);
       CHECK_MSG(strstr(ncclGetLastError(comm), "left the communicator"), "rank %d: not a departure: %s", rank,
                 ncclGetLastError(comm));
       free(in), free(out);

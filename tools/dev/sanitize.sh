@@ -42,7 +42,7 @@ skip="test_fifo_conn_fifo_model|test_plan_rooted_(shm|net)_[258]\$"
 # injected errors: MKCCL_TIMEOUT + 4 s of slack) run after the others, one
 # at a time, so a loaded machine and the sanitizer's slowdown do not stretch
 # the time they measure (under TSan at -j4 a survivor took 15 s on 2 cores).
-timed="test_fault_|test_net_faulty_errors"
+timed="test_fault_|test_net_faulty_errors|test_peer_watch_"
 
 sanitized() { # name, -fsanitize list, extra C flags, ctest args...
   local name="$1" list="$2" cflags="$3" t0 t1 t2
