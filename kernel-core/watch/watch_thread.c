@@ -195,38 +195,49 @@ static void watch_unix_open(void) {
   watch_unix = fd;
 }
 
-static void watch_close_fds(void) {
-  for (int i = 0; i < 2; i++)
-    if (watch_wake[i] >= 0) close(watch_wake[i]), watch_wake[i] = -1;
-  if (watch_unix >= 0) close(watch_unix), watch_unix = -1;
+/* A forked child has none of the parent's threads: it must not keep the
+ * parent's watch descriptors open either, or a dead parent would not be
+ * seen (and its status name would stay bound). The child closes them from
+ * this table, kept with atomics and read without a lock: taking the
+ * registry lock at fork would order it against the logging locks, which
+ * the watch thread takes while it holds the registry (a deadlock). */
+#define WATCH_FORK_FDS 4096
+static int watch_fork_fds[WATCH_FORK_FDS]; /* fd + 1, 0: free */
+
+static void watch_fork_track(int fd) {
+  for (int i = 0; fd >= 0 && i < WATCH_FORK_FDS; i++) {
+    int free = 0;
+    if (__atomic_compare_exchange_n(&watch_fork_fds[i], &free, fd + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+  }
 }
 
-/* A forked child has none of the parent's threads: it must not keep the
- * parent's connections open either, or a dead parent would not be seen. */
-static void watch_atfork_child(void) {
-  for (int i = 0; i < watch_n; i++) {
-    watch_comm_t* w = &watch_comms[i]->watch;
-    sock_close(&w->prevFd);
-    sock_close(&w->nextFd);
-    sock_close(&w->listenFd);
-    w->registered = 0;
+static void watch_fork_untrack(int fd) {
+  for (int i = 0; fd >= 0 && i < WATCH_FORK_FDS; i++) {
+    int mine = fd + 1;
+    if (__atomic_compare_exchange_n(&watch_fork_fds[i], &mine, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
   }
+}
+
+static void watch_close_fds(void) {
+  for (int i = 0; i < 2; i++)
+    if (watch_wake[i] >= 0) watch_fork_untrack(watch_wake[i]), close(watch_wake[i]), watch_wake[i] = -1;
+  if (watch_unix >= 0) watch_fork_untrack(watch_unix), close(watch_unix), watch_unix = -1;
+}
+
+static void watch_atfork_child(void) {
+  for (int i = 0; i < WATCH_FORK_FDS; i++) {
+    int v = __atomic_exchange_n(&watch_fork_fds[i], 0, __ATOMIC_ACQ_REL);
+    if (v) close(v - 1);
+  }
+  /* The only thread now: the parent's locks and registry mean nothing here. */
+  pthread_mutex_init(&watch_life, NULL);
+  pthread_mutex_init(&watch_reg, NULL);
   watch_n = 0;
   watch_running = 0;
-  watch_close_fds();
-  pthread_mutex_unlock(&watch_reg);
-  pthread_mutex_unlock(&watch_life);
-}
-static void watch_atfork_prepare(void) {
-  pthread_mutex_lock(&watch_life);
-  pthread_mutex_lock(&watch_reg);
-}
-static void watch_atfork_parent(void) {
-  pthread_mutex_unlock(&watch_reg);
-  pthread_mutex_unlock(&watch_life);
+  watch_wake[0] = watch_wake[1] = watch_unix = -1;
 }
 static pthread_once_t watch_atfork_once = PTHREAD_ONCE_INIT;
-static void watch_atfork_register(void) { pthread_atfork(watch_atfork_prepare, watch_atfork_parent, watch_atfork_child); }
+static void watch_atfork_register(void) { pthread_atfork(NULL, NULL, watch_atfork_child); }
 
 ncclResult_t watch_thread_add(struct ncclComm* comm) {
   pthread_once(&watch_atfork_once, watch_atfork_register);
@@ -237,7 +248,10 @@ ncclResult_t watch_thread_add(struct ncclComm* comm) {
       res = MK_FAIL(ncclSystemError, "Rank %d: peer watch: pipe2 failed: %s", comm->rank, strerror(errno));
       goto out;
     }
+    watch_fork_track(watch_wake[0]);
+    watch_fork_track(watch_wake[1]);
     watch_unix_open();
+    watch_fork_track(watch_unix);
     watch_stop = 0;
     int err = pthread_create(&watch_tid, NULL, watch_main, NULL);
     if (err != 0) {
@@ -260,6 +274,9 @@ ncclResult_t watch_thread_add(struct ncclComm* comm) {
   }
   watch_comms[watch_n++] = comm;
   watch_gen++;
+  watch_fork_track(comm->watch.listenFd);
+  watch_fork_track(comm->watch.prevFd);
+  watch_fork_track(comm->watch.nextFd);
   pthread_mutex_unlock(&watch_reg);
   watch_wake_up();
 out:
@@ -274,6 +291,9 @@ void watch_thread_remove(struct ncclComm* comm) {
   for (int i = 0; i < watch_n; i++)
     if (watch_comms[i] == comm) {
       watch_comms[i] = watch_comms[--watch_n];
+      watch_fork_untrack(comm->watch.listenFd);
+      watch_fork_untrack(comm->watch.prevFd);
+      watch_fork_untrack(comm->watch.nextFd);
       break;
     }
   watch_gen++;
