@@ -302,11 +302,12 @@ static void driver_coll_round(scenario_t sc, round_t* r, pid_t peer, stats_t* s)
   pthread_t t;
   CHECK(pthread_create(&t, NULL, runner_main, &run) == 0);
   double end = now_ms() + SIDE_WAIT_MS;
-  while (__atomic_load_n(&run.started, __ATOMIC_ACQUIRE) < r->calls + 1 && !run.finished && now_ms() < end)
+  while (__atomic_load_n(&run.started, __ATOMIC_ACQUIRE) < r->calls + 1 &&
+         !__atomic_load_n(&run.finished, __ATOMIC_ACQUIRE) && now_ms() < end)
     usleep(200);
   /* A killed peer's socket reset may cut the call it had just finished, on
    * this side still in flight. */
-  int cutEarly = sc == SC_KILL && run.finished && run.ok == r->calls - 1;
+  int cutEarly = sc == SC_KILL && __atomic_load_n(&run.finished, __ATOMIC_ACQUIRE) && run.ok == r->calls - 1;
   CHECK_MSG(run.started == r->calls + 1 || cutEarly, "the driver's call %d never started (%d ok: %s)", r->calls + 1,
             run.ok, ncclGetErrorString(run.res));
   sleep_ms(3); /* past the call's entry checks, inside it */
@@ -335,8 +336,9 @@ static void driver_coll_round(scenario_t sc, round_t* r, pid_t peer, stats_t* s)
       break;
     default: break;
   }
-  if (cutByAbort) CHECK_MSG(!run.finished, "call %d returned %s before the abort", r->calls + 1,
-                            ncclGetErrorString(run.res));
+  if (cutByAbort)
+    CHECK_MSG(!__atomic_load_n(&run.finished, __ATOMIC_ACQUIRE), "call %d returned %s before the abort", r->calls + 1,
+              ncclGetErrorString(run.res));
   double abortAt = now_ms();
   double took = timed_abort(comm, "driver");
   if (took > s->abortMax) s->abortMax = took;
@@ -344,7 +346,8 @@ static void driver_coll_round(scenario_t sc, round_t* r, pid_t peer, stats_t* s)
   double cutFrom = abortAt;
   if (sc == SC_HOLD) {
     CHECK_MSG(took >= WAIT_MS, "held: ncclCommAbort returned after %.0f ms, before MKCCL_ABORT_WAIT_MS", took);
-    CHECK_MSG(!run.finished, "held: the collective returned %s while held", ncclGetErrorString(run.res));
+    CHECK_MSG(!__atomic_load_n(&run.finished, __ATOMIC_ACQUIRE), "held: the collective returned %s while held",
+              ncclGetErrorString(run.res));
     sleep_ms(r->seed % 50);
     cutFrom = now_ms();
     set_flag(&hold_release); /* the collective leaves, and frees the comm */
