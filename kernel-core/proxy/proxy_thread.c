@@ -161,12 +161,19 @@ static int proxy_nothing_to_do(void) {
   return 1;
 }
 
+/* Read by the thread that starts the proxy thread: parameters come from the
+ * environment, and a program may change it (setenv) on its own threads,
+ * which getenv on another thread may not race with. */
+typedef struct {
+  int64_t threshold, sleepUs, spinNs;
+} proxy_idle_t;
+
 static void* proxy_thread_main(void* arg) {
-  (void)arg;
+  proxy_idle_t idleParams = *(const proxy_idle_t*)arg;
   prctl(PR_SET_NAME, "mkccl-proxy", 0, 0, 0); /* top, ps -L, gdb */
-  int64_t threshold = param_NCCL_PROXY_IDLE_THRESHOLD();
-  int64_t sleepUs = param_NCCL_PROXY_IDLE_SLEEP_US();
-  int64_t spinNs = param_MKCCL_PROXY_SPIN_US() * 1000;
+  int64_t threshold = idleParams.threshold;
+  int64_t sleepUs = idleParams.sleepUs;
+  int64_t spinNs = idleParams.spinNs;
   int64_t idleRounds = 0, emptySince = 0;
   /* A sleep of NCCL_PROXY_IDLE_SLEEP_US, not 50 us more: Linux adds that
    * much timer slack by default, and a ring step over sockets would wait
@@ -239,7 +246,10 @@ ncclResult_t proxy_client_attach(proxy_client_t* client, volatile uint32_t* abor
     for (int l = 0; l < PROXY_LANES; l++)
       if (!proxy.loops[l]) MK_CHECK_GOTO(proxy_loop_create(&proxy.loops[l]), res, out);
     proxy.stop = 0;
-    int err = pthread_create(&proxy.thread, NULL, proxy_thread_main, NULL);
+    static proxy_idle_t idleParams; /* the lifecycle lock held: one start at a time */
+    idleParams = (proxy_idle_t){param_NCCL_PROXY_IDLE_THRESHOLD(), param_NCCL_PROXY_IDLE_SLEEP_US(),
+                                param_MKCCL_PROXY_SPIN_US() * 1000};
+    int err = pthread_create(&proxy.thread, NULL, proxy_thread_main, &idleParams);
     if (err) {
       res = MK_FAIL(ncclSystemError, "proxy: cannot start the proxy thread: %s", strerror(err));
       goto out;
