@@ -306,13 +306,17 @@ typedef struct {
   volatile int arrived[2 * LEAK_CYCLES + 4]; /* barrier counters, one per phase */
 } leak_shared_t;
 
-static void leak_barrier(leak_shared_t* sh, int phase, int n) {
-  __atomic_fetch_add(&sh->arrived[phase], 1, __ATOMIC_ACQ_REL);
-  for (int ms = 0; __atomic_load_n(&sh->arrived[phase], __ATOMIC_ACQUIRE) < n; ms++) {
-    CHECK_MSG(ms < 60000, "barrier %d: %d of %d ranks in 60 s", phase, sh->arrived[phase], n);
+/* Every rank of n arrives at arrived[phase] (a counter in shared memory);
+ * waiting longer than limitMs is a failure. */
+static void phase_barrier(volatile int* arrived, int phase, int n, int limitMs) {
+  __atomic_fetch_add(&arrived[phase], 1, __ATOMIC_ACQ_REL);
+  for (int ms = 0; __atomic_load_n(&arrived[phase], __ATOMIC_ACQUIRE) < n; ms++) {
+    CHECK_MSG(ms < limitMs, "barrier %d: %d of %d ranks in %d s", phase, arrived[phase], n, limitMs / 1000);
     usleep(1000);
   }
 }
+
+static void leak_barrier(leak_shared_t* sh, int phase, int n) { phase_barrier(sh->arrived, phase, n, 60000); }
 
 static holdings_t holdings_now(void) {
   holdings_t h = {proc_count_fds(), proc_count_threads(), proc_count_shm_segments((int)getpid()),
@@ -411,13 +415,7 @@ typedef struct {
   double worst[STRESS_KINDS];           /* rank 0: the longest abort or destroy, seconds */
 } stress_shared_t;
 
-static void stress_barrier(stress_shared_t* sh, int phase, int n) {
-  __atomic_fetch_add(&sh->arrived[phase], 1, __ATOMIC_ACQ_REL);
-  for (int ms = 0; __atomic_load_n(&sh->arrived[phase], __ATOMIC_ACQUIRE) < n; ms++) {
-    CHECK_MSG(ms < 30000, "stress barrier %d: %d of %d ranks in 30 s", phase, sh->arrived[phase], n);
-    usleep(1000);
-  }
-}
+static void stress_barrier(stress_shared_t* sh, int phase, int n) { phase_barrier(sh->arrived, phase, n, 30000); }
 
 /* A fresh id every round: rank 0 makes it, the others wait for it. */
 static void stress_id(stress_shared_t* sh, int rank, int round, ncclUniqueId* id) {
