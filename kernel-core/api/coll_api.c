@@ -12,7 +12,7 @@
 #include "device/common/work.h"
 #include "base/dtype.h"
 #include "group/group.h"
-#include "plan/task.h"
+#include "plan/plan.h"
 #include "watch/watch.h"
 
 /* Inside AlltoAll, Gather or Scatter: its sends and receives are one
@@ -45,7 +45,7 @@ static ncclResult_t coll_check_root(ncclComm_t comm, const char* fn, const char*
 
 /* Queue in the current group, or run as a group of one (a small host
  * AllReduce alone runs at once: plan_alone.c). */
-static ncclResult_t coll_submit(ncclComm_t comm, plan_task_t* t) {
+static ncclResult_t coll_submit(ncclComm_t comm, task_t* t) {
   if (!coll_in_pattern)
     MK_CHECK(watch_op_enter(comm, (int)t->kind + 1, t->coll, t->count, (int)t->type, t->kind == TASK_COLL ? t->root : t->peer));
   int ran = 0;
@@ -61,7 +61,7 @@ static ncclResult_t coll_submit(ncclComm_t comm, plan_task_t* t) {
 
 static ncclResult_t coll_task(ncclComm_t comm, const char* fn, int coll, const void* sendbuff, void* recvbuff,
                               size_t count, ncclDataType_t type, ncclRedOp_t op, int root, int reduces, void* stream) {
-  plan_task_t t = {0};
+  task_t t = {0};
   t.stream = stream;
   t.kind = TASK_COLL;
   t.coll = coll;
@@ -134,7 +134,7 @@ static ncclResult_t p2p_task_owning(ncclComm_t comm, const char* fn, task_kind_t
   MK_CHECK(coll_check(comm, fn, type, count, 0));
   MK_CHECK(coll_check_root(comm, fn, "peer", peer));
   MK_CHECK(coll_check_buf(fn, "buffer", kind == TASK_SEND ? sendbuff : recvbuff, count));
-  plan_task_t t = {0};
+  task_t t = {0};
   t.kind = kind;
   t.sendbuff = sendbuff;
   t.recvbuff = recvbuff;

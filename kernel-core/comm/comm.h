@@ -10,7 +10,7 @@
 #include "bootstrap/bootstrap.h"
 #include "nccl.h"
 #include "dp/dp.h"
-#include "plan/task.h"
+#include "group/task.h"
 #include "profile/profile.h"
 #include "watch/watch.h"
 
@@ -100,7 +100,7 @@ struct ncclComm {
   dp_state_t dp;
 
   /* ---- groups and tasks (group/group.c) ---- */
-  plan_task_list_t tasks;      /* queued until the group ends */
+  task_list_t tasks;      /* queued until the group ends */
   int inGroup;                 /* in the current thread's group list */
   struct ncclComm* groupNext;
 

@@ -12,7 +12,6 @@
 #include "dp/dp.h"
 #include "proxy/proxy_replay.h"
 #include "dp/dp_net.h"
-#include "plan/plan_tune.h"
 
 static ncclResult_t dp_peers_fill(struct ncclComm* comm) {
   dp_state_t* dp = &comm->dp;

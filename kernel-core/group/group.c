@@ -10,7 +10,7 @@
 #include "plan/plan_profile.h"
 #include "plan/plan_proxy.h"
 #include "group/group.h"
-#include "plan/task.h"
+#include "plan/plan.h"
 
 static __thread int group_open;
 static __thread struct ncclComm* group_comms; /* comms with queued tasks, linked via groupNext */
@@ -20,18 +20,18 @@ static __thread ncclResult_t group_error;     /* first error seen while queueing
  * malloc/free pair per operation is a large share of a small host
  * collective. Bounded; what is cached at thread exit stays reachable. */
 #define TASK_CACHE_MAX 64
-static __thread plan_task_t* task_cache;
+static __thread task_t* task_cache;
 static __thread int task_cache_n;
 
-static plan_task_t* task_alloc(void) {
-  plan_task_t* t = task_cache;
+static task_t* task_alloc(void) {
+  task_t* t = task_cache;
   if (!t) return malloc(sizeof(*t));
   task_cache = t->next;
   task_cache_n--;
   return t;
 }
 
-static void task_release(plan_task_t* t) {
+static void task_release(task_t* t) {
   free(t->ownedBuf);
   t->ownedBuf = NULL;
   if (task_cache_n >= TASK_CACHE_MAX) {
@@ -50,8 +50,8 @@ ncclResult_t group_start(void) {
   return ncclSuccess;
 }
 
-ncclResult_t group_task_enqueue(struct ncclComm* comm, const plan_task_t* task) {
-  plan_task_t* t = task_alloc();
+ncclResult_t group_task_enqueue(struct ncclComm* comm, const task_t* task) {
+  task_t* t = task_alloc();
   if (!t) {
     ncclResult_t res = MK_FAIL(ncclSystemError, "out of memory queueing an operation");
     if (group_error == ncclSuccess) group_error = res;
@@ -61,7 +61,7 @@ ncclResult_t group_task_enqueue(struct ncclComm* comm, const plan_task_t* task) 
   t->next = NULL;
   t->profApi = NULL;
   t->tuned = 0;
-  plan_task_list_t* l = &comm->tasks;
+  task_list_t* l = &comm->tasks;
   if (l->tail) l->tail->next = t;
   else l->head = t;
   l->tail = t;
@@ -77,10 +77,10 @@ ncclResult_t group_task_enqueue(struct ncclComm* comm, const plan_task_t* task) 
   return ncclSuccess;
 }
 
-static void group_tasks_free(plan_task_list_t* l) {
-  plan_task_t* t = l->head;
+static void group_tasks_free(task_list_t* l) {
+  task_t* t = l->head;
   while (t) {
-    plan_task_t* next = t->next;
+    task_t* next = t->next;
     task_release(t);
     t = next;
   }

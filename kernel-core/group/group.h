@@ -4,12 +4,12 @@
 #define MKCCL_GROUP_GROUP_H
 
 #include "nccl.h"
-#include "plan/task.h"
+#include "group/task.h"
 
 struct ncclComm;
 
 /* Queue a task on comm (copied); joins comm to the current group. */
-ncclResult_t group_task_enqueue(struct ncclComm* comm, const plan_task_t* task);
+ncclResult_t group_task_enqueue(struct ncclComm* comm, const task_t* task);
 
 /* Group bracket: ncclGroupStart/ncclGroupEnd and the implicit group of a
  * single call outside any bracket. */

@@ -11,16 +11,16 @@
 #include "comm/comm.h"
 #include "exec/exec.h"
 #include "plan/plan_tune.h"
-#include "plan/task.h"
+#include "plan/plan.h"
 
 /* What FLAT itself needs (an AllReduce of 2 to 8 ranks, its size, no
  * tuner) plan_tune_flat decides. */
-static int plan_alone_fits(const struct ncclComm* comm, const plan_task_t* t) {
+static int plan_alone_fits(const struct ncclComm* comm, const task_t* t) {
   return comm->cudaDev < 0 && t->kind == TASK_COLL && t->count > 0 &&
          comm->dp.ch.flatConnected && comm->dp.ch.flatNoProxy && __atomic_load_n(&comm->profile.mask, __ATOMIC_RELAXED) == 0;
 }
 
-ncclResult_t plan_alone_run(struct ncclComm* comm, plan_task_t* t, int* ran) {
+ncclResult_t plan_alone_run(struct ncclComm* comm, task_t* t, int* ran) {
   *ran = 0;
   if (!plan_alone_fits(comm, t)) return ncclSuccess;
   if (!plan_tune_flat(comm, t, &t->choice)) return ncclSuccess;

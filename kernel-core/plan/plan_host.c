@@ -22,7 +22,7 @@
 #include "plan/plan_proxy.h"
 #include "plan/plan_tune.h"
 #include "plan/plan_steps.h"
-#include "plan/task.h"
+#include "plan/plan.h"
 
 /* How many channels a collective of `bytes` uses: enough that each gets
  * MKCCL_CHANNEL_MIN_BYTES (over the network, each gets that much of every
@@ -37,7 +37,7 @@ static int plan_channels(struct ncclComm* comm, size_t bytes) {
 }
 
 /* A host communicator of one: the result is the input (reduced with itself). */
-static ncclResult_t plan_local(struct ncclComm* comm, const plan_task_t* t) {
+static ncclResult_t plan_local(struct ncclComm* comm, const task_t* t) {
   return comm->dp.exec.ops->reduce_alone(comm->dp.exec.state, t->recvbuff, t->sendbuff, t->count, (int)t->type, t->op,
                                      t->scalar, t->scalarPtr);
 }
@@ -113,7 +113,7 @@ static ncclResult_t plan_flat_proxy(struct ncclComm* comm, const mk_work_t* w, p
 
 /* The tuner's answer for a collective task, asked once: plan_connected may
  * ask before the launch does. */
-static ncclResult_t plan_task_tune(struct ncclComm* comm, plan_task_t* t, int numPipeOps) {
+static ncclResult_t plan_task_tune(struct ncclComm* comm, task_t* t, int numPipeOps) {
   if (t->tuned) return ncclSuccess;
   size_t totalBytes = t->count * host_type_size(t->type) * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)comm->nRanks);
   MK_CHECK(plan_tune_coll(comm, t, numPipeOps, plan_channels(comm, totalBytes), &t->choice));
@@ -122,21 +122,21 @@ static ncclResult_t plan_task_tune(struct ncclComm* comm, plan_task_t* t, int nu
 }
 
 /* Collectives planned together in one launch. */
-static int plan_num_pipe_ops(const plan_task_list_t* tasks) {
+static int plan_num_pipe_ops(const task_list_t* tasks) {
   int n = 0;
-  for (const plan_task_t* t = tasks->head; t; t = t->next) n += t->kind == TASK_COLL;
+  for (const task_t* t = tasks->head; t; t = t->next) n += t->kind == TASK_COLL;
   return n;
 }
 
 /* Whether a collective task goes through plan_coll (others are local copies or nothing). */
-static int plan_task_runs(const struct ncclComm* comm, const plan_task_t* t) {
+static int plan_task_runs(const struct ncclComm* comm, const task_t* t) {
   return t->kind == TASK_COLL && t->count > 0 && comm->nRanks > 1;
 }
 
-int plan_connected(struct ncclComm* comm, plan_task_list_t* tasks) {
+int plan_connected(struct ncclComm* comm, task_list_t* tasks) {
   if (!plan_p2p_connected(comm, tasks)) return 0;
   int numPipeOps = plan_num_pipe_ops(tasks);
-  for (plan_task_t* t = tasks->head; t; t = t->next) {
+  for (task_t* t = tasks->head; t; t = t->next) {
     if (!plan_task_runs(comm, t)) continue;
     if (plan_task_tune(comm, t, numPipeOps) != ncclSuccess) return 0; /* the launch reports it */
     if (!channel_algo_connected(comm, t->choice.algo, t->coll, t->root)) return 0;
@@ -144,8 +144,8 @@ int plan_connected(struct ncclComm* comm, plan_task_list_t* tasks) {
   return 1;
 }
 
-void plan_coll_work(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w) {
-  const plan_choice_t choice = t->choice;
+void plan_coll_work(struct ncclComm* comm, const task_t* t, mk_work_t* w) {
+  const task_choice_t choice = t->choice;
   memset(w, 0, sizeof(*w));
   w->coll = (uint8_t)t->coll;
   w->algo = (uint8_t)choice.algo;
@@ -165,7 +165,7 @@ void plan_coll_work(struct ncclComm* comm, const plan_task_t* t, mk_work_t* w) {
   comm->dp.algoCount[choice.algo]++;
 }
 
-static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipeOps, mk_work_t* w, plan_proxy_t* pp) {
+static ncclResult_t plan_coll(struct ncclComm* comm, task_t* t, int numPipeOps, mk_work_t* w, plan_proxy_t* pp) {
   size_t ts = host_type_size(t->type);
   int N = comm->nRanks;
   MK_CHECK(plan_task_tune(comm, t, numPipeOps));
@@ -178,7 +178,7 @@ static ncclResult_t plan_coll(struct ncclComm* comm, plan_task_t* t, int numPipe
     MK_CHECK(plan_task_tune(comm, t, numPipeOps));
     MK_CHECK(channel_connect_algo(comm, t->choice.algo, t->coll, t->root));
   }
-  const plan_choice_t choice = t->choice;
+  const task_choice_t choice = t->choice;
   int algo = choice.algo;
   int chunkSteps, sliceSteps;
   mk_coll_shape_proto(t->coll, algo, choice.proto, &chunkSteps, &sliceSteps);
@@ -237,11 +237,11 @@ ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res) {
  * stream runs the group's work, after what every other stream holds, and
  * every other stream's later work waits for it (GPU; a host communicator
  * runs the work on return). `after`: the second join, once launched. */
-static ncclResult_t plan_streams_join(struct ncclComm* comm, plan_task_list_t* tasks, void* launch, int after) {
-  for (plan_task_t* t = tasks->head; t; t = t->next) {
+static ncclResult_t plan_streams_join(struct ncclComm* comm, task_list_t* tasks, void* launch, int after) {
+  for (task_t* t = tasks->head; t; t = t->next) {
     if (t->stream == launch) continue;
     int seen = 0;
-    for (plan_task_t* u = tasks->head; u != t && !seen; u = u->next) seen = u->stream == t->stream;
+    for (task_t* u = tasks->head; u != t && !seen; u = u->next) seen = u->stream == t->stream;
     if (seen) continue;
     if (after) MK_CHECK(comm->dp.exec.ops->stream_join(comm->dp.exec.state, t->stream, launch));
     else MK_CHECK(comm->dp.exec.ops->stream_join(comm->dp.exec.state, launch, t->stream));
@@ -249,7 +249,7 @@ static ncclResult_t plan_streams_join(struct ncclComm* comm, plan_task_list_t* t
   return ncclSuccess;
 }
 
-ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
+ncclResult_t plan_launch(struct ncclComm* comm, task_list_t* tasks) {
   ncclResult_t res = ncclSuccess;
   plan_proxy_t pp;
   plan_proxy_init(&pp, comm);
@@ -280,7 +280,7 @@ ncclResult_t plan_launch(struct ncclComm* comm, plan_task_list_t* tasks) {
     goto out;
   }
   int numPipeOps = plan_num_pipe_ops(tasks);
-  for (plan_task_t* t = tasks->head; t; t = t->next) {
+  for (task_t* t = tasks->head; t; t = t->next) {
     if (t->kind != TASK_COLL || t->count == 0) continue;
     if (gpu && ((t->recvbuff && !comm->dp.exec.ops->pointer_ok(t->recvbuff)) || (t->sendbuff && !comm->dp.exec.ops->pointer_ok(t->sendbuff)))) {
       res = MK_FAIL(ncclInvalidArgument, "Rank %d: a GPU communicator needs device (or registered host) buffers",

@@ -21,18 +21,18 @@
 
 static int plan_p2p_channels(struct ncclComm* comm) { return comm->dp.par.p2pChannels; }
 
-static size_t task_bytes(const plan_task_t* t) { return t->count * host_type_size(t->type); }
+static size_t task_bytes(const task_t* t) { return t->count * host_type_size(t->type); }
 
 /* The point-to-point connector a send or recv task uses on channel c. */
-static connector_t* p2p_task_conn(struct ncclComm* comm, const plan_task_t* t, int c) {
+static connector_t* p2p_task_conn(struct ncclComm* comm, const task_t* t, int c) {
   channel_peer_t* p = &comm->dp.ch.channels[c].peers[t->peer];
   return t->kind == TASK_SEND ? &p->send[MK_CONN_P2P] : &p->recv[MK_CONN_P2P];
 }
 
-int plan_p2p_connected(struct ncclComm* comm, const plan_task_list_t* tasks) {
+int plan_p2p_connected(struct ncclComm* comm, const task_list_t* tasks) {
   if (tasks->nP2p == 0) return 1;
   int nch = plan_p2p_channels(comm);
-  for (plan_task_t* t = tasks->head; t; t = t->next) {
+  for (task_t* t = tasks->head; t; t = t->next) {
     if (t->kind == TASK_COLL || t->peer == comm->rank) continue;
     for (int c = 0; c < nch; c++)
       if (!p2p_task_conn(comm, t, c)->connected) return 0;
@@ -40,14 +40,14 @@ int plan_p2p_connected(struct ncclComm* comm, const plan_task_list_t* tasks) {
   return 1;
 }
 
-ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks) {
+ncclResult_t plan_p2p_connect(struct ncclComm* comm, task_list_t* tasks) {
   if (tasks->nP2p == 0) return ncclSuccess;
   int nch = plan_p2p_channels(comm), n = 0;
   int cap = 2 * nch * comm->nRanks;
   transport_conn_req_t* reqs = NULL;
   char* seen = calloc((size_t)comm->nRanks * 2, 1);
   if (!seen) return MK_FAIL(ncclSystemError, "out of memory");
-  for (plan_task_t* t = tasks->head; t; t = t->next) {
+  for (task_t* t = tasks->head; t; t = t->next) {
     if (t->kind == TASK_COLL || t->peer == comm->rank) continue;
     int isSend = t->kind == TASK_SEND;
     if (seen[t->peer * 2 + isSend]) continue;
@@ -75,8 +75,8 @@ ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks) {
 }
 
 /* The next queued task of `kind` with `peer` after `from` (NULL: from the head). */
-static plan_task_t* next_task(plan_task_list_t* tasks, plan_task_t* from, task_kind_t kind, int peer) {
-  for (plan_task_t* t = from ? from->next : tasks->head; t; t = t->next)
+static task_t* next_task(task_list_t* tasks, task_t* from, task_kind_t kind, int peer) {
+  for (task_t* t = from ? from->next : tasks->head; t; t = t->next)
     if (t->kind == kind && t->peer == peer) return t;
   return NULL;
 }
@@ -85,7 +85,7 @@ static plan_task_t* next_task(plan_task_list_t* tasks, plan_task_t* from, task_k
 static uint64_t p2p_channel_steps(int64_t bytes, int nch, int bid, int64_t chunk) {
   return plan_p2p_conn_steps(bytes, nch, bid, chunk);
 }
-ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t* works, int* nWorks,
+ncclResult_t plan_p2p(struct ncclComm* comm, task_list_t* tasks, mk_work_t* works, int* nWorks,
                       plan_proxy_t* pp) {
   if (tasks->nP2p == 0) {
     *nWorks = 0;
@@ -95,7 +95,7 @@ ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t*
   int64_t chunk = comm->dp.ch.buffSize / MKCCL_STEPS; /* p2p chunks are one step */
   for (int d = 0; d < N; d++) {
     int sendPeer = (me + d) % N, recvPeer = (me - d + N) % N;
-    plan_task_t *s = next_task(tasks, NULL, TASK_SEND, sendPeer), *r = next_task(tasks, NULL, TASK_RECV, recvPeer);
+    task_t *s = next_task(tasks, NULL, TASK_SEND, sendPeer), *r = next_task(tasks, NULL, TASK_RECV, recvPeer);
     while (s || r) {
       if (d == 0 && (!s || !r || task_bytes(s) != task_bytes(r)))
         return MK_FAIL(ncclInvalidUsage, "Rank %d: send to self and recv from self do not match", me);

@@ -10,7 +10,7 @@ void plan_profile_group_api_start(struct ncclComm* comm, int depth) {
   profile_group_api_state(&comm->profile, comm->profGroupApi, ncclProfilerGroupStartApiStop);
 }
 
-void plan_profile_task_api(struct ncclComm* comm, plan_task_t* t) {
+void plan_profile_task_api(struct ncclComm* comm, task_t* t) {
   profile_comm_t* pc = &comm->profile;
   if (t->kind == TASK_COLL)
     t->profApi = profile_coll_api_start(pc, comm->profGroupApi, tune_func_of_mk_coll(t->coll), t->count, (int)t->type,
@@ -36,7 +36,7 @@ void* plan_profile_launch_start(struct ncclComm* comm, void* stream) {
 
 void* plan_profile_group_start(struct ncclComm* comm) { return profile_group_start(&comm->profile); }
 
-void plan_profile_coll_start(struct ncclComm* comm, void* group, const plan_task_t* t, mk_work_t* w) {
+void plan_profile_coll_start(struct ncclComm* comm, void* group, const task_t* t, mk_work_t* w) {
   profile_comm_t* pc = &comm->profile;
   if (!profile_active(pc, ncclProfileColl)) return;
   profile_coll_t info = {tune_func_of_mk_coll(t->coll), t->sendbuff, t->recvbuff, t->count, t->root, (int)t->type,
@@ -44,7 +44,7 @@ void plan_profile_coll_start(struct ncclComm* comm, void* group, const plan_task
   w->profiler[0] = w->profiler[1] = profile_coll_start(pc, group, t->profApi, &info);
 }
 
-void plan_profile_p2p_start(struct ncclComm* comm, void* group, const plan_task_t* s, const plan_task_t* r,
+void plan_profile_p2p_start(struct ncclComm* comm, void* group, const task_t* s, const task_t* r,
                             mk_work_t* w) {
   profile_comm_t* pc = &comm->profile;
   if (!profile_active(pc, ncclProfileP2p)) return;

@@ -7,7 +7,7 @@
 #define MKCCL_PLAN_PROFILE_H
 
 #include "device/common/work.h"
-#include "plan/task.h"
+#include "group/task.h"
 
 struct ncclComm;
 
@@ -16,7 +16,7 @@ struct ncclComm;
  * group's end (GroupEndApiStart when it begins); a CollApi/P2pApi per
  * queued task (t->profApi), over its enqueue. */
 void plan_profile_group_api_start(struct ncclComm* comm, int depth);
-void plan_profile_task_api(struct ncclComm* comm, plan_task_t* t);
+void plan_profile_task_api(struct ncclComm* comm, task_t* t);
 void plan_profile_group_api_end_start(struct ncclComm* comm);
 void plan_profile_group_api_stop(struct ncclComm* comm);
 /* Around handing the items to the executor, under the GroupApi. */
@@ -24,9 +24,9 @@ void* plan_profile_launch_start(struct ncclComm* comm, void* stream);
 
 void* plan_profile_group_start(struct ncclComm* comm);
 /* w is planned (channels, algorithm, protocol): its Coll event. */
-void plan_profile_coll_start(struct ncclComm* comm, void* group, const plan_task_t* t, mk_work_t* w);
+void plan_profile_coll_start(struct ncclComm* comm, void* group, const task_t* t, mk_work_t* w);
 /* w pairs send s and receive r (either NULL): their P2p events. */
-void plan_profile_p2p_start(struct ncclComm* comm, void* group, const plan_task_t* s, const plan_task_t* r,
+void plan_profile_p2p_start(struct ncclComm* comm, void* group, const task_t* s, const task_t* r,
                             mk_work_t* w);
 /* The launch was handed to the executors (host: done): stop the items'
  * events, then the group (NCCL's meaning: enqueued). */

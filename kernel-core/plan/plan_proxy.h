@@ -6,6 +6,7 @@
 
 #include "channel/channel.h"
 #include "device/common/work.h"
+#include "group/task.h"
 #include "proxy/proxy.h"
 
 struct ncclComm;
@@ -30,18 +31,16 @@ void plan_proxy_post(plan_proxy_t* pp);
 /* Free ops not posted (after an error). */
 void plan_proxy_discard(plan_proxy_t* pp);
 
-struct plan_task_list_s;
-#include "plan/task.h"
 /* Point-to-point: connect what the queued sends/recvs need, then plan them
  * as rounds (plan_p2p.c). */
-ncclResult_t plan_p2p_connect(struct ncclComm* comm, plan_task_list_t* tasks);
+ncclResult_t plan_p2p_connect(struct ncclComm* comm, task_list_t* tasks);
 /* 1 when every connection the queued sends/recvs use is up already. */
-int plan_p2p_connected(struct ncclComm* comm, const plan_task_list_t* tasks);
+int plan_p2p_connected(struct ncclComm* comm, const task_list_t* tasks);
 /* Whether every connection comm's queued tasks need is made, so their
  * launch waits on no peer: point-to-point, and the tree (or FLAT) the
  * tuner picks for a collective (the tasks are tuned here, once). */
-int plan_connected(struct ncclComm* comm, plan_task_list_t* tasks);
-ncclResult_t plan_p2p(struct ncclComm* comm, plan_task_list_t* tasks, mk_work_t* works, int* nWorks,
+int plan_connected(struct ncclComm* comm, task_list_t* tasks);
+ncclResult_t plan_p2p(struct ncclComm* comm, task_list_t* tasks, mk_work_t* works, int* nWorks,
                       plan_proxy_t* pp);
 
 #endif

@@ -18,7 +18,8 @@
 
 /* What the executors run: both run rings in Simple and trees (AllReduce,
  * Broadcast, Reduce) in Simple; the GPU one also rings in LL where every
- * ring connection has LL lines (dp.ch.ringLL: P2P so far). */
+ * ring connection of every rank has LL lines (dp.ch.ringLL: their
+ * transports offered them). */
 static void plan_tune_supported(const struct ncclComm* comm, int coll,
                                 int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
@@ -29,7 +30,7 @@ static void plan_tune_supported(const struct ncclComm* comm, int coll,
 }
 
 /* NCCL's nBytes: AllGather and ReduceScatter count the whole buffer. */
-static size_t plan_tune_bytes(const struct ncclComm* comm, const plan_task_t* t) {
+static size_t plan_tune_bytes(const struct ncclComm* comm, const task_t* t) {
   size_t b = t->count * host_type_size(t->type);
   return t->coll == MK_COLL_ALLGATHER || t->coll == MK_COLL_REDUCESCATTER ? b * (size_t)comm->nRanks : b;
 }
@@ -73,7 +74,7 @@ static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t byt
  * cores. No NCCL algorithm, so neither the model nor a tuner plugin can
  * weigh it: it is left out whenever a tuner plugin, NCCL_ALGO or NCCL_PROTO
  * decides (dp.par.flatMaxBytes is 0 then). */
-static int plan_flat_fits(struct ncclComm* comm, const plan_task_t* t) {
+static int plan_flat_fits(struct ncclComm* comm, const task_t* t) {
   size_t bytes = t->count * host_type_size(t->type);
   /* GPUs: one step of LL lines (half of them data), and only where every
    * pair has lines (channel_connect_flat agrees on it when it connects). */
@@ -106,7 +107,7 @@ static int plan_gpu_ll_fits(struct ncclComm* comm, size_t bytes) {
  * per channel no hop overlaps another, so the chunk is halved until each channel
  * has two chunks per hop, down to a floor that keeps a step's fixed cost
  * small against its copy (host: a few us at several GB/s; GPU: fences). */
-static int64_t plan_chain_chunk(const struct ncclComm* comm, const plan_task_t* t, const plan_choice_t* c,
+static int64_t plan_chain_chunk(const struct ncclComm* comm, const task_t* t, const task_choice_t* c,
                                 int64_t chunk) {
   int N = comm->nRanks, hops;
   if (c->algo == MK_ALGO_TREE) {
@@ -129,20 +130,20 @@ static int64_t plan_chain_chunk(const struct ncclComm* comm, const plan_task_t* 
  * ends, so a host AllReduce among a few ranks runs FLAT well past one step:
  * direct above a chunk (device/common/coll_flat.h), on channel 0 (whose
  * FLAT connections channel_connect_flat makes). */
-static int plan_net_flat_fits(struct ncclComm* comm, const plan_task_t* t) {
+static int plan_net_flat_fits(struct ncclComm* comm, const task_t* t) {
   size_t bytes = t->count * host_type_size(t->type);
   int maxRanks = comm->dp.par.netFlatMaxRanks < MK_FLAT_MAX_RANKS ? comm->dp.par.netFlatMaxRanks : MK_FLAT_MAX_RANKS;
   return t->coll == MK_COLL_ALLREDUCE && comm->cudaDev < 0 && comm->nRanks >= 3 && comm->nRanks <= maxRanks &&
          (int64_t)bytes <= comm->dp.par.netFlatMaxBytes && comm->dp.par.netFlatChunk > 0 && !tune_ctx_tuner(comm->tune);
 }
 
-int plan_tune_flat(struct ncclComm* comm, const plan_task_t* t, plan_choice_t* out) {
+int plan_tune_flat(struct ncclComm* comm, const task_t* t, task_choice_t* out) {
   if (!plan_flat_fits(comm, t)) {
     if (!plan_net_flat_fits(comm, t)) return 0;
     int64_t step = comm->dp.ch.buffSize / MKCCL_STEPS;
     int64_t chunk = comm->dp.par.netFlatChunk < step ? comm->dp.par.netFlatChunk : step;
     size_t ts = host_type_size(t->type);
-    *out = (plan_choice_t){MK_ALGO_FLAT, MK_PROTO_SIMPLE, 1, plan_chunk_clamp((size_t)chunk, step, ts), -1.0f};
+    *out = (task_choice_t){MK_ALGO_FLAT, MK_PROTO_SIMPLE, 1, plan_chunk_clamp((size_t)chunk, step, ts), -1.0f};
     MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat (%s, chunk %lld) proto simple (MKCCL_NET_FLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
             t->count * ts, mk_flat_direct((int64_t)(t->count * ts), out->chunkBytes) ? "direct" : "one step",
             (long long)out->chunkBytes, (long long)comm->dp.par.netFlatMaxBytes, comm->rank,
@@ -150,20 +151,20 @@ int plan_tune_flat(struct ncclComm* comm, const plan_task_t* t, plan_choice_t* o
     return 1;
   }
   int gpu = comm->cudaDev >= 0;
-  *out = (plan_choice_t){MK_ALGO_FLAT, gpu ? MK_PROTO_LL : MK_PROTO_SIMPLE, 1, comm->dp.ch.buffSize / MKCCL_STEPS, -1.0f};
+  *out = (task_choice_t){MK_ALGO_FLAT, gpu ? MK_PROTO_LL : MK_PROTO_SIMPLE, 1, comm->dp.ch.buffSize / MKCCL_STEPS, -1.0f};
   MK_INFO(NCCL_TUNING, "allreduce: %zu Bytes -> Algo flat proto %s (MKCCL_%sFLAT_MAX_BYTES %lld; rank %d, opCount %llu)",
           t->count * host_type_size(t->type), gpu ? "ll" : "simple", gpu ? "GPU_" : "", (long long)comm->dp.par.flatMaxBytes,
           comm->rank, (unsigned long long)comm->dp.opCount);
   return 1;
 }
 
-ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
-                            plan_choice_t* out) {
+ncclResult_t plan_tune_coll(struct ncclComm* comm, const task_t* t, int numPipeOps, int defaultChannels,
+                            task_choice_t* out) {
   if (plan_tune_flat(comm, t, out)) return ncclSuccess;
   size_t bytes = plan_tune_bytes(comm, t);
   if (plan_gpu_ll_fits(comm, bytes)) {
     int64_t chunk = plan_chunk_max(comm, t->coll, MK_ALGO_RING, MK_PROTO_LL);
-    *out = (plan_choice_t){MK_ALGO_RING, MK_PROTO_LL, plan_ll_channels(comm, bytes),
+    *out = (task_choice_t){MK_ALGO_RING, MK_PROTO_LL, plan_ll_channels(comm, bytes),
                            plan_chunk_clamp((size_t)chunk, chunk, host_type_size(t->type)), -1.0f};
     MK_INFO(NCCL_TUNING, "%s: %zu Bytes -> Algo ring proto ll, %d channel(s) (MKCCL_GPU_LL_MAX_BYTES %lld; rank %d, opCount %llu)",
             costmodel_func_name(tune_func_of_mk_coll(t->coll)), bytes, out->nChannels,
@@ -187,7 +188,7 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int num
   return ncclSuccess;
 }
 
-ncclResult_t plan_tune_predict(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, float* us) {
+ncclResult_t plan_tune_predict(struct ncclComm* comm, const task_t* t, int numPipeOps, float* us) {
   tune_choice_t c;
   MK_CHECK(plan_tune_decide(comm, t->coll, plan_tune_bytes(comm, t), numPipeOps, &c));
   *us = c.predictedUs;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "nccl.h"
-#include "plan/task.h"
+#include "group/task.h"
 
 struct ncclComm;
 
@@ -18,16 +18,16 @@ struct ncclComm;
  * returned fits the chosen algorithm's. Without a tuner plugin the channel
  * count stays the planner's own (defaultChannels). The choice is logged at
  * INFO (TUNING). */
-ncclResult_t plan_tune_coll(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, int defaultChannels,
-                            plan_choice_t* out);
+ncclResult_t plan_tune_coll(struct ncclComm* comm, const task_t* t, int numPipeOps, int defaultChannels,
+                            task_choice_t* out);
 /* 1 when the planner runs t as FLAT (a small host AllReduce, never a
  * tuner's choice), with *out set to that choice; 0 otherwise. */
-int plan_tune_flat(struct ncclComm* comm, const plan_task_t* t, plan_choice_t* out);
+int plan_tune_flat(struct ncclComm* comm, const task_t* t, task_choice_t* out);
 
 /* The model's (or tuner's) time for t on ring or tree, as if FLAT did not
  * exist: ncclGroupSimulateEnd's estimate for a FLAT AllReduce, which runs
  * only where it is faster (an upper bound). */
-ncclResult_t plan_tune_predict(struct ncclComm* comm, const plan_task_t* t, int numPipeOps, float* us);
+ncclResult_t plan_tune_predict(struct ncclComm* comm, const task_t* t, int numPipeOps, float* us);
 /* Only the algorithm and protocol for collective `coll` (MK_COLL_*) of
  * `bytes` (NCCL's nBytes), as plan_tune_coll would pick them: for tests
  * and tools. */
