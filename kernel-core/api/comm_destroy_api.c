@@ -4,6 +4,7 @@
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
+#include "group/group.h"
 
 MK_API(ncclResult_t, CommFinalize, ncclComm_t comm) {
   MK_CHECK(comm_check(comm, "ncclCommFinalize"));
@@ -17,6 +18,8 @@ MK_API(ncclResult_t, CommFinalize, ncclComm_t comm) {
 MK_API(ncclResult_t, CommDestroy, ncclComm_t comm) {
   if (!comm) return ncclSuccess; /* as NCCL */
   MK_CHECK(comm_check(comm, "ncclCommDestroy"));
+  if (group_comm_drop(comm))
+    MK_WARN("ncclCommDestroy: comm %p had operations queued in this thread's open group: dropped", (void*)comm);
   comm_init_thread_reap(comm, 1); /* a non-blocking init still running: bounded by its timeout */
   ncclResult_t res = ncclSuccess;
   if (comm_state_get(comm) == COMM_STATE_READY && !comm->finalizeCalled) res = comm_stages_finalize(comm);
@@ -33,6 +36,9 @@ MK_API(ncclResult_t, CommAbort, ncclComm_t comm) {
   /* Left to the threads still inside by an earlier abort: not ours to free. */
   if (comm_state_get(comm) == COMM_STATE_ABORTED)
     return MK_FAIL(ncclInvalidUsage, "ncclCommAbort: comm %p was aborted already", (void*)comm);
+  if (group_comm_drop(comm)) /* this thread's open group: nothing to wait for */
+    MK_INFO(NCCL_INIT, "ncclCommAbort: comm %p: the operations this thread's open group queued on it are dropped",
+            (void*)comm);
   __atomic_store_n(comm->abortFlag, 1, __ATOMIC_RELEASE); /* every wait of every thread of this comm ends */
   comm_abort_free(comm, param_MKCCL_ABORT_WAIT_MS());
   return ncclSuccess;

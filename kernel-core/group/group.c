@@ -68,6 +68,10 @@ ncclResult_t group_task_enqueue(struct ncclComm* comm, const task_t* task) {
   l->n++;
   if (task->kind != TASK_COLL) l->nP2p++;
   if (!comm->inGroup) {
+    /* Inside from here to the group's end: an abort on another thread
+     * waits for it (bounded) or leaves the comm to it, never frees it
+     * under this thread's queued tasks. */
+    comm_busy_enter(comm);
     comm->inGroup = 1;
     comm->groupNext = group_comms;
     group_comms = comm;
@@ -109,7 +113,10 @@ static void* group_job(void* arg) {
   group_job_t* j = arg;
   struct ncclComm* c = j->comm;
   j->ran = 1;
-  j->res = plan_launch(c, &c->tasks);
+  if (comm_state_get(c) == COMM_STATE_ABORTED)
+    j->res = MK_FAIL(ncclInvalidUsage, "ncclGroupEnd: comm %p (rank %d) was aborted by another thread while %d "
+                     "operation(s) were queued on it: they did not run", (void*)c, c->rank, c->tasks.n);
+  else j->res = plan_launch(c, &c->tasks);
   if (j->res != ncclSuccess) comm_async_error_set(c, j->res);
   group_comm_leave(c);
   comm_busy_leave(c); /* the last touch: an abort may free it now */
@@ -136,11 +143,8 @@ static ncclResult_t group_run(void) {
   struct ncclComm* comm = group_comms;
   group_comms = NULL;
   group_error = ncclSuccess;
-  int n = 0;
-  for (struct ncclComm* c = comm; c; c = c->groupNext) {
-    comm_busy_enter(c); /* until this run is done with it */
-    n++;
-  }
+  int n = 0; /* each is inside since it joined (group_task_enqueue) */
+  for (struct ncclComm* c = comm; c; c = c->groupNext) n++;
   group_job_t one = {0}; /* the usual case: no allocation */
   group_job_t* jobs = n == 1 ? &one : n ? calloc((size_t)n, sizeof(*jobs)) : NULL;
   if (n && !jobs) {
@@ -187,12 +191,14 @@ ncclResult_t group_simulate_end(float* estimatedUs) {
   group_comms = NULL;
   group_error = ncclSuccess;
   float most = 0;
-  for (struct ncclComm* c = comm; c; c = c->groupNext) {
+  for (struct ncclComm *c = comm, *next; c; c = next) {
     float us = 0;
     ncclResult_t r = res == ncclSuccess ? plan_simulate(c, &c->tasks, &us) : ncclSuccess;
     if (r != ncclSuccess) res = r;
     if (us > most) most = us;
+    next = c->groupNext; /* the leave may free c */
     group_comm_leave(c);
+    comm_busy_leave(c);
   }
   if (res == ncclSuccess) *estimatedUs = most;
   return res;
@@ -202,4 +208,15 @@ ncclResult_t group_end(void) {
   if (group_open == 0) return MK_FAIL(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
   if (--group_open > 0) return ncclSuccess;
   return group_run();
+}
+
+int group_comm_drop(struct ncclComm* comm) {
+  for (struct ncclComm** at = &group_comms; *at; at = &(*at)->groupNext) {
+    if (*at != comm) continue;
+    *at = comm->groupNext;
+    group_comm_leave(comm);
+    comm_busy_leave(comm); /* the caller still holds the comm: never the last */
+    return 1;
+  }
+  return 0;
 }

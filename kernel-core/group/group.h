@@ -18,6 +18,10 @@ ncclResult_t group_end(void);
 /* ncclGroupSimulateEnd: closes the outermost group without running it;
  * *estimatedUs: the slowest communicator's predicted time (plan_simulate). */
 ncclResult_t group_simulate_end(float* estimatedUs);
+/* Drops comm's tasks from this thread's open group, if it joined it
+ * (ncclCommAbort or ncclCommDestroy called before the group's end): 1 if it
+ * had, 0 if not. The group then ends without it. */
+int group_comm_drop(struct ncclComm* comm);
 /* This thread's open groups (0: outside any bracket). */
 int group_depth(void);
 
