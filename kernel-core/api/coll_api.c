@@ -45,7 +45,7 @@ static ncclResult_t coll_check_root(ncclComm_t comm, const char* fn, const char*
 
 /* Queue in the current group, or run as a group of one (a small host
  * AllReduce alone runs at once: plan_alone.c). */
-static ncclResult_t coll_submit(ncclComm_t comm, task_t* t) {
+static ncclResult_t coll_submit_inside(ncclComm_t comm, task_t* t) {
   if (!coll_in_pattern)
     MK_CHECK(watch_op_enter(comm, (int)t->kind + 1, t->coll, t->count, (int)t->type, t->kind == TASK_COLL ? t->root : t->peer));
   int ran = 0;
@@ -56,6 +56,15 @@ static ncclResult_t coll_submit(ncclComm_t comm, task_t* t) {
   ncclResult_t end = group_end();
   if (res == ncclSuccess) res = end;
   if (res != ncclSuccess) watch_ops_done(comm); /* refused: this rank is not in it */
+  return res;
+}
+
+/* Inside the comm for the whole call: an ncclCommAbort on another thread
+ * waits for it (comm/comm_abort.c), or leaves the comm to it. */
+static ncclResult_t coll_submit(ncclComm_t comm, task_t* t) {
+  comm_busy_enter(comm);
+  ncclResult_t res = coll_submit_inside(comm, t);
+  comm_busy_leave(comm); /* the last touch: an abort may free it now */
   return res;
 }
 
@@ -179,10 +188,8 @@ static ncclResult_t alltoall_input(ncclComm_t comm, const char* fn, const void* 
 }
 
 /* AlltoAll, Gather and Scatter are groups of sends and receives. */
-static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, const void* sendbuff, void* recvbuff,
-                                size_t count, ncclDataType_t type, int root, void* stream) {
-  MK_CHECK(coll_check(comm, fn, type, count, 1));
-  if (pattern != 0) MK_CHECK(coll_check_root(comm, fn, "root", root));
+static ncclResult_t p2p_pattern_inside(ncclComm_t comm, const char* fn, int pattern, const void* sendbuff,
+                                       void* recvbuff, size_t count, ncclDataType_t type, int root, void* stream) {
   size_t bytes = count * host_type_size(type);
   void* copy = NULL;
   if (pattern == 0) MK_CHECK(alltoall_input(comm, fn, sendbuff, recvbuff, bytes * (size_t)comm->nRanks, &copy));
@@ -215,6 +222,16 @@ static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, co
   free(copy); /* no task took it */
   ncclResult_t end = group_end();
   return res != ncclSuccess ? res : end;
+}
+
+static ncclResult_t p2p_pattern(ncclComm_t comm, const char* fn, int pattern, const void* sendbuff, void* recvbuff,
+                                size_t count, ncclDataType_t type, int root, void* stream) {
+  MK_CHECK(coll_check(comm, fn, type, count, 1));
+  if (pattern != 0) MK_CHECK(coll_check_root(comm, fn, "root", root));
+  comm_busy_enter(comm); /* as coll_submit */
+  ncclResult_t res = p2p_pattern_inside(comm, fn, pattern, sendbuff, recvbuff, count, type, root, stream);
+  comm_busy_leave(comm);
+  return res;
 }
 
 MK_API(ncclResult_t, AlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,

@@ -51,7 +51,10 @@ MK_API(ncclResult_t, CommSplit, ncclComm_t comm, int color, int key, ncclComm_t*
   if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
     return MK_FAIL(ncclInvalidArgument, "%s: color %d must be >= 0 or NCCL_SPLIT_NOCOLOR", fn, color);
   MK_CHECK(comm_ensure_ready(comm, fn));
-  return comm_split(comm, color, key, config, newcomm, fn);
+  comm_busy_enter(comm); /* an abort on another thread waits for the split (bounded) */
+  ncclResult_t res = comm_split(comm, color, key, config, newcomm, fn);
+  comm_busy_leave(comm);
+  return res;
 }
 
 MK_API(ncclResult_t, CommShrink, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
@@ -74,7 +77,10 @@ MK_API(ncclResult_t, CommShrink, ncclComm_t comm, int* excludeRanksList, int exc
       if (excludeRanksList[j] == r) return MK_FAIL(ncclInvalidArgument, "%s: rank %d is excluded twice", fn, r);
   }
   MK_CHECK(comm_ensure_ready(comm, fn));
-  return comm_shrink(comm, excludeRanksList, excludeRanksCount, config, shrinkFlags, newcomm, fn);
+  comm_busy_enter(comm); /* as for a split */
+  ncclResult_t res = comm_shrink(comm, excludeRanksList, excludeRanksCount, config, shrinkFlags, newcomm, fn);
+  comm_busy_leave(comm);
+  return res;
 }
 
 MK_API(ncclResult_t, CommRevoke, ncclComm_t comm, int revokeFlags) {
@@ -83,5 +89,5 @@ MK_API(ncclResult_t, CommRevoke, ncclComm_t comm, int revokeFlags) {
   if (revokeFlags != NCCL_REVOKE_DEFAULT)
     return MK_FAIL(ncclInvalidArgument, "%s: unknown flags 0x%x (only NCCL_REVOKE_DEFAULT)", fn, (unsigned)revokeFlags);
   MK_CHECK(comm_ensure_ready(comm, fn));
-  return comm_revoke(comm);
+  return comm_revoke(comm, 0);
 }

@@ -145,9 +145,11 @@ ncclResult_t comm_create(struct ncclComm** out, int nRanks, const bootstrap_hand
 ncclResult_t comm_split(struct ncclComm* parent, int color, int key, const ncclConfig_t* config,
                         struct ncclComm** out, const char* fn);
 /* ncclCommRevoke's work (comm_split.c): end the comm's work, refuse new
- * work; it stays a parent for Split and Shrink. */
-ncclResult_t comm_revoke(struct ncclComm* comm);
-/* ncclCommShrink's work (comm_split.c); the arguments are checked. */
+ * work; it stays a parent for Split and Shrink. selfInside: 1 when the
+ * caller itself is inside the comm (a shrink), not waited for. */
+ncclResult_t comm_revoke(struct ncclComm* comm, int selfInside);
+/* ncclCommShrink's work (comm_split.c); the arguments are checked and the
+ * caller is inside the comm (comm_busy_enter). */
 ncclResult_t comm_shrink(struct ncclComm* parent, const int* exclude, int nExclude, const ncclConfig_t* config,
                          int flags, struct ncclComm** out, const char* fn);
 /* Frees the object (stages must be undone). */
@@ -161,14 +163,16 @@ void comm_init_thread_reap(struct ncclComm* comm, int wait);
 void comm_init_thread_detach(struct ncclComm* comm);
 
 /* ---- threads inside a comm, and who frees an aborted one (comm_abort.c) ----------------------- */
-/* A thread starts using comm (a group or lone collective, the init thread). */
+/* A thread starts using comm: an API call that uses it (a collective, a
+ * split or shrink), a group that queued work on it, the init thread. */
 void comm_busy_enter(struct ncclComm* comm);
 /* Its last touch of comm; every decrement of busy goes through it. When an
  * abort gave up waiting, the last to leave frees the comm here: 1 then. */
 int comm_busy_leave(struct ncclComm* comm);
 int comm_busy_count(const struct ncclComm* comm);
-/* Waits up to waitMs for the threads inside to leave; how many are left. */
-int comm_busy_wait(struct ncclComm* comm, int64_t waitMs);
+/* Waits up to waitMs for the threads inside to leave, but for `keep` (the
+ * caller's own entries); how many others are left. */
+int comm_busy_wait(struct ncclComm* comm, int64_t waitMs, int keep);
 /* ncclCommAbort after its flag rose: waits up to waitMs, then frees the
  * comm (1) or leaves that to the last thread inside, with a WARN (0). */
 int comm_abort_free(struct ncclComm* comm, int64_t waitMs);

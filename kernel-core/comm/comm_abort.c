@@ -34,10 +34,10 @@ int comm_busy_count(const struct ncclComm* comm) {
   return __atomic_load_n(&comm->busy, __ATOMIC_ACQUIRE) & ~COMM_BUSY_ORPHAN;
 }
 
-int comm_busy_wait(struct ncclComm* comm, int64_t waitMs) {
+int comm_busy_wait(struct ncclComm* comm, int64_t waitMs, int keep) {
   int64_t end = mk_now_ns() + (waitMs > 0 ? waitMs : 0) * 1000000;
   int inside;
-  while ((inside = comm_busy_count(comm)) > 0 && mk_now_ns() < end) usleep(1000);
+  while ((inside = comm_busy_count(comm) - keep) > 0 && mk_now_ns() < end) usleep(1000);
   return inside;
 }
 
@@ -52,7 +52,7 @@ static int comm_busy_hand_off(struct ncclComm* comm) {
 }
 
 int comm_abort_free(struct ncclComm* comm, int64_t waitMs) {
-  int inside = comm_busy_wait(comm, waitMs);
+  int inside = comm_busy_wait(comm, waitMs, 0);
   __atomic_store_n(&comm->state, COMM_STATE_ABORTED, __ATOMIC_RELEASE);
   /* An init thread that left only has its return ahead; one still inside
    * is let go, to free the comm itself if it is the last. */

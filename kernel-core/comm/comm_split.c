@@ -50,10 +50,10 @@ static void comm_parent_rewatch(struct ncclComm* parent, volatile uint32_t* watc
 
 /* A thread still inside after the wait may be using the bootstrap a split
  * would use: the comm is not revoked then, and only an abort is left. */
-ncclResult_t comm_revoke(struct ncclComm* parent) {
+ncclResult_t comm_revoke(struct ncclComm* parent, int selfInside) {
   __atomic_store_n(parent->abortFlag, 1, __ATOMIC_RELEASE); /* every wait of its work ends */
   int64_t waitMs = param_MKCCL_ABORT_WAIT_MS();
-  int inside = comm_busy_wait(parent, waitMs);
+  int inside = comm_busy_wait(parent, waitMs, selfInside);
   if (inside > 0)
     return MK_FAIL(ncclInternalError, "revoking comm %p rank %d: %d thread(s) still inside it %lld ms after the flag "
                    "rose (MKCCL_ABORT_WAIT_MS): not revoked; ncclCommAbort it", (void*)parent, parent->rank, inside,
@@ -118,7 +118,7 @@ ncclResult_t comm_shrink(struct ncclComm* parent, const int* exclude, int nExclu
   }
   /* ABORT: end whatever the parent still runs (a failed peer's collective)
    * as ncclCommRevoke does, then talk to the survivors regardless. */
-  if (flags & NCCL_SHRINK_ABORT) MK_CHECK_GOTO(comm_revoke(parent), res, done);
+  if (flags & NCCL_SHRINK_ABORT) MK_CHECK_GOTO(comm_revoke(parent, 1), res, done); /* ncclCommShrink is inside */
   volatile uint32_t* watched = comm_parent_unwatch(parent);
   bootstrap_handle_t h;
   res = comm_split_id(parent, members, m, me, &h);

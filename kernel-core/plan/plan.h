@@ -27,7 +27,8 @@ ncclResult_t plan_exec_failed(struct ncclComm* comm, ncclResult_t res);
 /* A collective called outside any group (the caller checks) on a host
  * communicator, which FLAT runs over connections made already that need no
  * proxy, with no profiler: run here at once (plan_alone.c). *ran is 0 where that does not
- * hold, and the caller takes the general path. */
+ * hold, and the caller takes the general path. The caller is inside the
+ * comm (comm_busy_enter) for the call. */
 ncclResult_t plan_alone_run(struct ncclComm* comm, task_t* t, int* ran);
 
 #endif

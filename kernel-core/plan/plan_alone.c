@@ -25,7 +25,6 @@ ncclResult_t plan_alone_run(struct ncclComm* comm, task_t* t, int* ran) {
   if (!plan_alone_fits(comm, t)) return ncclSuccess;
   if (!plan_tune_flat(comm, t, &t->choice)) return ncclSuccess;
   *ran = 1;
-  comm_busy_enter(comm); /* an abort on another thread waits for this run */
   mk_work_t w;
   plan_coll_work(comm, t, &w);
   comm->dp.aloneCount++;
@@ -35,6 +34,5 @@ ncclResult_t plan_alone_run(struct ncclComm* comm, task_t* t, int* ran) {
     comm_async_error_set(comm, res);
   }
   watch_ops_done(comm);
-  comm_busy_leave(comm); /* the last touch: an abort may free it now */
   return res;
 }
