@@ -1,7 +1,11 @@
 /* Version, error strings and the last error. */
+#include <stdio.h>
+
 #include "api/api.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "comm/comm.h"
+#include "watch/watch.h"
 
 MK_API(ncclResult_t, GetVersion, int* version) {
   if (!version) return MK_FAIL(ncclInvalidArgument, "ncclGetVersion: version is NULL");
@@ -23,9 +27,18 @@ MK_API(const char*, GetErrorString, ncclResult_t result) {
   }
 }
 
-/* comm is unused, as in NCCL: the text is the process's last WARN. */
+/* The process's last WARN, as in NCCL; but for a communicator that the
+ * peer watch failed, that failure (a dead or departed rank, named), not a
+ * WARN that came after it (a transport's account of the same death, from
+ * another thread). */
 MK_API(const char*, GetLastError, ncclComm_t comm) {
-  (void)comm;
+  static __thread char text[1024];
+  char why[WATCH_TEXT_MAX];
+  if (comm && comm->startMagic == COMM_MAGIC && comm->endMagic == COMM_MAGIC &&
+      watch_failure(comm, why, sizeof(why)) != WATCH_FAIL_NONE) {
+    snprintf(text, sizeof(text), "Rank %d: communicator failed: %s", comm->rank, why);
+    return text;
+  }
   return err_last_get();
 }
 

@@ -94,6 +94,14 @@ static int check_failure(int rank, ncclComm_t comm, ncclResult_t res, const roun
   printf("rank %d: %s failed %.3f s after the event: %s\n", rank, what, after, text);
   CHECK_MSG(strstr(text, want), "rank %d: the error does not name '%s': %s", rank, want, text);
   CHECK_MSG(after <= BOUND_S, "rank %d took %.2f s to fail (bound %.1f s)", rank, after, BOUND_S);
+  /* A WARN after the failure (here a bad argument; over sockets a helper
+   * thread's account of the closed connection) is the process's last
+   * error, but the communicator's stays its failure. */
+  CHECK_EQ_INT(ncclGetVersion(NULL), ncclInvalidArgument);
+  CHECK_MSG(strstr(ncclGetLastError(NULL), "version is NULL"), "rank %d: the process's last error: %s", rank,
+            ncclGetLastError(NULL));
+  CHECK_MSG(strstr(ncclGetLastError(comm), want), "rank %d: after a later WARN the comm's error does not name '%s': %s",
+            rank, want, ncclGetLastError(comm));
   return 0;
 }
 

@@ -23,6 +23,10 @@
  *                            Every abort and destroy returns within a
  *                            bound; after every round fds, threads and shm
  *                            as before, GPU memory within a page per rank
+ *   test_gpu_fault deadrounds 2 ROUNDS   one survivor, a fresh victim
+ *                            process each round killed mid-AllReduce, as
+ *                            dead; after every round the survivor's fds,
+ *                            threads, shm and GPU memory as after the first
  *   test_gpu_fault leak N    init, AllReduce, ncclCommAbort or
  *                            ncclCommDestroy, LEAK_CYCLES times: fds,
  *                            threads, GPU memory and shm segments back to
@@ -38,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,11 +99,12 @@ typedef struct {
   int victimPid;
 } kill_shared_t;
 
-/* The victim: AllReduces in step with the others for a second, then one
- * more launched and, with its kernel in flight, SIGKILL. */
-static void kill_victim(ncclComm_t comm, cudaStream_t stream, const float* send, float* recv, kill_shared_t* sh) {
+/* The victim: AllReduces in step with the others for inStepS seconds,
+ * then one more launched and, with its kernel in flight, SIGKILL. */
+static void kill_victim(ncclComm_t comm, cudaStream_t stream, const float* send, float* recv, kill_shared_t* sh,
+                        double inStepS) {
   double start = gpu_now();
-  while (gpu_now() - start < 1.0) {
+  while (gpu_now() - start < inStepS) {
     CHECK_NCCL(ncclAllReduce(send, recv, KILL_COUNT, ncclFloat, ncclSum, comm, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -137,15 +143,11 @@ static ncclResult_t kill_survivor_step(ncclComm_t comm, cudaStream_t stream, con
   return ncclSuccess;
 }
 
-static int kill_main(int rank, int n, void* arg) {
-  kill_shared_t* sh = arg;
-  int timeoutSec = sh->dead ? 0 : gpu_timeout_param("kill", 5);
-  cudaStream_t stream;
-  ncclComm_t comm;
-  fault_join(rank, n, &stream, &comm);
-  float* send = ones_alloc(KILL_COUNT);
-  float* recv = ones_alloc(KILL_COUNT);
-  if (rank == n - 1) kill_victim(comm, stream, send, recv, sh); /* does not return */
+/* A survivor from the victim's kill on: its error in time (with dead: the
+ * victim named), its stream ended, ncclCommAbort returned, all bounded.
+ * Returns how long the abort took. */
+static double kill_survive(int rank, int n, ncclComm_t comm, cudaStream_t stream, const float* send, float* recv,
+                           const kill_shared_t* sh, int timeoutSec) {
   /* The victim's second in step, then the wait on it (under ranks_run's
    * 15 s of grace after a rank's death, with MKCCL_TIMEOUT <= 5). */
   double deadline = gpu_now() + 2.0 + timeoutSec + SLACK_S;
@@ -168,7 +170,6 @@ static int kill_main(int rank, int n, void* arg) {
     CHECK_MSG(async == ncclRemoteError, "rank %d: %s, not ncclRemoteError", rank, ncclGetErrorString(async));
     CHECK_MSG(strstr(ncclGetLastError(comm), want), "rank %d: the last error does not name '%s': %s", rank, want,
               ncclGetLastError(comm));
-    fprintf(stderr, "rank %d: %s\n", rank, ncclGetLastError(comm));
   }
   double streamWait, abortAt;
   cudaError_t e = gpu_stream_wait(stream, END_BOUND_S, &streamWait);
@@ -179,8 +180,21 @@ static int kill_main(int rank, int n, void* arg) {
   double abortTook = gpu_now() - abortAt;
   CHECK_MSG(abortTook < END_BOUND_S, "rank %d: ncclCommAbort took %.2f s", rank, abortTook);
   fprintf(stderr, "rank %d: %s %.2f s after the kill (MKCCL_TIMEOUT %d, %d AllReduces before), stream ended %.2f s "
-          "later, ncclCommAbort took %.2f s\n", rank, ncclGetErrorString(async), errorAt - killedAt, timeoutSec,
-          steps, streamWait, abortTook);
+          "later, ncclCommAbort took %.2f s%s%s\n", rank, ncclGetErrorString(async), errorAt - killedAt, timeoutSec,
+          steps, streamWait, abortTook, sh->dead ? ": " : "", sh->dead ? ncclGetLastError(comm) : "");
+  return abortTook;
+}
+
+static int kill_main(int rank, int n, void* arg) {
+  kill_shared_t* sh = arg;
+  int timeoutSec = sh->dead ? 0 : gpu_timeout_param("kill", 5);
+  cudaStream_t stream;
+  ncclComm_t comm;
+  fault_join(rank, n, &stream, &comm);
+  float* send = ones_alloc(KILL_COUNT);
+  float* recv = ones_alloc(KILL_COUNT);
+  if (rank == n - 1) kill_victim(comm, stream, send, recv, sh, 1.0); /* does not return */
+  kill_survive(rank, n, comm, stream, send, recv, sh, timeoutSec);
   CUDA_CHECK(cudaFree(send));
   CUDA_CHECK(cudaFree(recv));
   CUDA_CHECK(cudaStreamDestroy(stream));
@@ -547,12 +561,156 @@ static int stress_main(int rank, int n, void* arg) {
   return 0;
 }
 
+/* ---- dead rounds ----------------------------------------------------------------------------- */
+
+/* One survivor (rank 0) lives through every round; each round a fresh
+ * process joins a new communicator as rank 1 and is SIGKILLed mid-AllReduce
+ * (the peer watch, default settings): the survivor's error within 2 s
+ * naming it, its abort bounded, and after every round its fds, threads,
+ * shm and GPU memory as before the first. The parent never touches CUDA:
+ * it forks the survivor once and a victim per round. */
+#define DEAD_MAX_ROUNDS 1000
+#define DEAD_VICTIM_IN_STEP_S 0.2
+
+typedef struct {
+  int rounds;
+  volatile int idRound;   /* the round whose id `id` holds */
+  volatile int reaped;    /* rounds whose victim the parent has reaped */
+  volatile int survived;  /* rounds the survivor is through (checks done) */
+  ncclUniqueId id;
+  kill_shared_t kill[DEAD_MAX_ROUNDS];
+  double worstAbort;
+} dead_shared_t;
+
+static void dead_wait(volatile int* what, int atLeast, const char* who, int round) {
+  for (int ms = 0; __atomic_load_n(what, __ATOMIC_ACQUIRE) < atLeast; ms++) {
+    CHECK_MSG(ms < 30000, "round %d: %s not in 30 s", round, who);
+    usleep(1000);
+  }
+}
+
+static int dead_victim(dead_shared_t* sh, int round) {
+  dead_wait(&sh->idRound, round + 1, "the survivor's id", round);
+  ncclUniqueId id = sh->id;
+  cudaStream_t stream;
+  ncclComm_t comm;
+  gpu_rank_join(1, 2, ndev, &id, &stream, &comm);
+  float* send = ones_alloc(KILL_COUNT);
+  float* recv = ones_alloc(KILL_COUNT);
+  kill_victim(comm, stream, send, recv, &sh->kill[round], DEAD_VICTIM_IN_STEP_S); /* does not return */
+  return 1;
+}
+
+/* Waits up to 2 s for GPU memory to come back: the driver frees a dead
+ * victim's context after its process is reaped, not always before. */
+static holdings_t dead_holdings(const holdings_t* h0, size_t slack) {
+  holdings_t h = holdings_now();
+  for (int ms = 0; ms < 2000 && (h.gpuFree + slack < h0->gpuFree || h.threads != h0->threads); ms += 10) {
+    usleep(10000);
+    h = holdings_now();
+  }
+  return h;
+}
+
+static int dead_survivor(dead_shared_t* sh) {
+  CUDA_CHECK(cudaSetDevice(0));
+  float* send = ones_alloc(KILL_COUNT);
+  float* recv = ones_alloc(KILL_COUNT);
+  holdings_t h0 = {0};
+  for (int k = 0; k < sh->rounds; k++) {
+    CHECK_NCCL(ncclGetUniqueId(&sh->id));
+    __atomic_store_n(&sh->idRound, k + 1, __ATOMIC_RELEASE);
+    cudaStream_t stream;
+    ncclComm_t comm;
+    ncclUniqueId id = sh->id;
+    gpu_rank_join(0, 2, ndev, &id, &stream, &comm);
+    double took = kill_survive(0, 2, comm, stream, send, recv, &sh->kill[k], 0);
+    if (took > sh->worstAbort) sh->worstAbort = took;
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    dead_wait(&sh->reaped, k + 1, "the victim's reaping", k);
+    /* Round 0 warms up (CUDA context, module, plugins): the baseline. */
+    if (k == 0) h0 = holdings_now();
+    holdings_t h = dead_holdings(&h0, LEAK_GPU_SLACK);
+    CHECK_MSG(h.threads == h0.threads, "round %d: %d threads, %d after round 0", k, h.threads, h0.threads);
+    CHECK_MSG(h.fds == h0.fds, "round %d: %d fds, %d after round 0", k, h.fds, h0.fds);
+    CHECK_EQ_INT(h.shmNames, 0);
+    CHECK_EQ_INT(h.shmMaps, 0);
+    CHECK_MSG(h.gpuFree + LEAK_GPU_SLACK >= h0.gpuFree, "round %d: %.1f MiB of GPU memory gone since round 0", k,
+              ((double)h0.gpuFree - (double)h.gpuFree) / (1 << 20));
+    __atomic_store_n(&sh->survived, k + 1, __ATOMIC_RELEASE);
+  }
+  CUDA_CHECK(cudaFree(send));
+  CUDA_CHECK(cudaFree(recv));
+  fprintf(stderr, "dead rounds: %d victims killed, the survivor's error named each within 2 s, longest "
+          "ncclCommAbort %.3f s; fds, threads, shm and GPU memory after every round as after the first\n", sh->rounds,
+          sh->worstAbort);
+  return 0;
+}
+
+static pid_t dead_fork(dead_shared_t* sh, int round) {
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) _exit(round < 0 ? dead_survivor(sh) : dead_victim(sh, round));
+  return pid;
+}
+
+/* 0: pid is still running; else it ended, with *status as ranks_run_status reports it. */
+static int dead_reap(pid_t pid, int block, int* status) {
+  int ws;
+  pid_t got = waitpid(pid, &ws, block ? 0 : WNOHANG);
+  if (got == 0) return 0;
+  CHECK(got == pid);
+  *status = WIFSIGNALED(ws) ? -WTERMSIG(ws) : WEXITSTATUS(ws);
+  return 1;
+}
+
+/* The parent's side: a victim a round, each reaped (it must die by
+ * SIGKILL) before the survivor checks its holdings; the survivor watched
+ * throughout (its failure ends the run at once). */
+static int dead_rounds(int rounds) {
+  CHECK_MSG(!getenv("MKCCL_TIMEOUT"), "dead rounds check the default settings: unset MKCCL_TIMEOUT");
+  CHECK_MSG(rounds >= 1 && rounds <= DEAD_MAX_ROUNDS, "rounds %d out of [1, %d]", rounds, DEAD_MAX_ROUNDS);
+  dead_shared_t* sh = ranks_shared_alloc(sizeof(*sh));
+  CHECK(sh != NULL);
+  sh->rounds = rounds;
+  for (int k = 0; k < rounds; k++) sh->kill[k].dead = 1;
+  pid_t survivor = dead_fork(sh, -1);
+  int status = 0, ended = 0, k = 0;
+  for (; k < rounds && !ended; k++) {
+    pid_t victim = dead_fork(sh, k);
+    double start = gpu_now();
+    int vstatus = 0, vended = 0;
+    while (!(vended = dead_reap(victim, 0, &vstatus)) && !(ended = dead_reap(survivor, 0, &status)) &&
+           gpu_now() - start < 30)
+      usleep(1000);
+    if (!vended) {
+      kill(victim, SIGKILL);
+      dead_reap(victim, 1, &vstatus);
+      break;
+    }
+    CHECK_MSG(vstatus == -SIGKILL, "round %d: the victim ended with %d, not by SIGKILL", k, vstatus);
+    __atomic_store_n(&sh->reaped, k + 1, __ATOMIC_RELEASE);
+    while (!ended && __atomic_load_n(&sh->survived, __ATOMIC_ACQUIRE) < k + 1 && gpu_now() - start < 40) {
+      ended = dead_reap(survivor, 0, &status);
+      usleep(1000);
+    }
+    if (!ended && __atomic_load_n(&sh->survived, __ATOMIC_ACQUIRE) < k + 1) break;
+  }
+  if (!ended && k < rounds) kill(survivor, SIGKILL);
+  if (!ended) dead_reap(survivor, 1, &status);
+  int survived = __atomic_load_n(&sh->survived, __ATOMIC_ACQUIRE);
+  CHECK_MSG(status == 0 && survived == rounds, "the survivor ended with %d after %d of %d rounds", status, survived,
+            rounds);
+  printf("test_gpu_fault deadrounds %d: ok\n", rounds);
+  return 0;
+}
+
 /* ranks_run's bounds (25, 25, 40 s) stay under one_gpu.sh's limits (30,
  * 30, 45 s): a hang is then reported by the test, not only killed. */
 int main(int argc, char** argv) {
   gpu_crash_handlers("test_gpu_fault");
   if (argc < 3) {
-    fprintf(stderr, "usage: test_gpu_fault kill|dead|abort|leak N | stress N ROUNDS\n");
+    fprintf(stderr, "usage: test_gpu_fault kill|dead|abort|leak N | stress N ROUNDS | deadrounds 2 ROUNDS\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -560,6 +718,10 @@ int main(int argc, char** argv) {
   if (ndev < 1) SKIP("test_gpu_fault: no CUDA device");
   CHECK_MSG(n >= 1 && n <= 256, "bad rank count %d", n);
   if (!strcmp(argv[1], "kill") || !strcmp(argv[1], "dead")) return kill_run(n, !strcmp(argv[1], "dead"));
+  if (!strcmp(argv[1], "deadrounds")) {
+    CHECK_MSG(n == 2, "deadrounds runs 2 ranks (a survivor, a victim a round), not %d", n);
+    return dead_rounds(argc > 3 ? atoi(argv[3]) : 30);
+  }
   if (!strcmp(argv[1], "abort")) {
     CHECK(n >= 2);
     abort_shared_t* sh = ranks_shared_alloc(sizeof(*sh));

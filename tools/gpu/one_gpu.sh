@@ -83,6 +83,13 @@ R=${ONE_GPU_STRESS_ROUNDS:-30}
 t gpu_stress_p2p $((40 + 3 * R)) $G -- $C/bin/test_gpu_fault stress 2 $R
 t gpu_stress_shm $((40 + 3 * R)) $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault stress 2 $R
 t gpu_stress_net $((40 + 3 * R)) $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault stress 2 $R
+# A fresh victim process each round killed mid-AllReduce, one survivor throughout (default settings):
+# its error within 2 s naming the victim, abort bounded, its fds, threads, shm and GPU memory as after
+# the first round. ONE_GPU_DEAD_ROUNDS (default 20).
+D=${ONE_GPU_DEAD_ROUNDS:-20}
+t gpu_deadrounds_p2p $((30 + 3 * D)) $G -- $C/bin/test_gpu_fault deadrounds 2 $D
+t gpu_deadrounds_shm $((30 + 3 * D)) $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_fault deadrounds 2 $D
+t gpu_deadrounds_net $((30 + 3 * D)) $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_fault deadrounds 2 $D
 # The communicator and memory API (tests/gpu/test_gpu_api.c): split, shrink, revoke, windows on
 # ncclMemAlloc'ed memory, ncclGroupSimulateEnd, non-blocking init.
 for m in split shrink revoke window simulate nonblocking; do
