@@ -18,7 +18,24 @@
 typedef struct {
   uint64_t allocSize; /* bytes of the physical allocation */
   uint64_t offset;    /* the window's start in it */
+  int32_t res;        /* ncclSuccess, or why this rank has nothing to offer */
+  int32_t pad;
 } gpu_win_peer_t;
+
+/* Every rank's result, so that all fail alike instead of some waiting for
+ * the others forever (also the barrier: no peer touches our memory before
+ * every rank has mapped, and zeroed, its own). */
+static ncclResult_t gpu_win_verdict(struct ncclComm* comm, ncclResult_t mine) {
+  int32_t* all = calloc((size_t)comm->nRanks, sizeof(*all));
+  if (!all) return MK_FAIL(ncclSystemError, "out of memory");
+  all[comm->rank] = (int32_t)mine;
+  ncclResult_t res = bootstrap_allgather(comm->bootstrap, all, sizeof(*all));
+  for (int r = 0; r < comm->nRanks && res == ncclSuccess && mine == ncclSuccess; r++)
+    if (all[r] != ncclSuccess)
+      res = MK_FAIL((ncclResult_t)all[r], "window: rank %d could not make its part of the window (its log says why)", r);
+  free(all);
+  return mine != ncclSuccess ? mine : res;
+}
 
 /* This rank's allocation: the one under `buff`, retained, or a fresh one
  * of `size` bytes (rounded up to the granularity). */
@@ -89,30 +106,42 @@ static ncclResult_t gpu_win_map_slot(const cuda_vmm_t* v, int dev, gpu_win_t* w,
 }
 
 /* Everything collective: the peers' sizes, the range, the descriptors, the
- * mappings. */
+ * mappings. `mine`: whether this rank's allocation (loc) is there; a rank
+ * that fails at any point still takes part in each exchange, so the others
+ * never wait for it. */
 static ncclResult_t gpu_win_map_all(gpu_exec_t* ex, struct ncclComm* comm, const cuda_vmm_t* v, gpu_win_t* w,
-                                    const gpu_win_local_t* loc, int lsaRank, int lsaSize, size_t size) {
-  ncclResult_t res = ncclSuccess;
+                                    const gpu_win_local_t* loc, ncclResult_t mine, int lsaRank, int lsaSize,
+                                    size_t size) {
+  ncclResult_t res = mine;
   int myFd = -1, sock = -1;
-  int* fds = NULL;
+  int* fds = calloc((size_t)lsaSize, sizeof(int));
   gpu_win_peer_t* all = calloc((size_t)comm->nRanks, sizeof(*all));
-  if (!all || !(fds = calloc((size_t)lsaSize, sizeof(int)))) {
-    res = MK_FAIL(ncclSystemError, "out of memory");
-    goto out;
+  if (!all || !fds) {
+    free(fds), free(all);
+    return MK_FAIL(ncclSystemError, "out of memory");
   }
-  cu_result_t r = v->export_handle(&myFd, loc->handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-  if (r != CUDA_DRV_SUCCESS) {
+  cu_result_t r;
+  if (res == ncclSuccess && (r = v->export_handle(&myFd, loc->handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) !=
+                                CUDA_DRV_SUCCESS) {
+    myFd = -1;
     res = MK_FAIL(ncclInvalidArgument,
                   "window: the allocation cannot be exported as a file descriptor (CUDA error %d): allocate it with "
                   "ncclMemAlloc, or with cuMemCreate and CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", (int)r);
-    myFd = -1;
-    goto out;
   }
   uint64_t seq = ex->winSeq++;
-  MK_CHECK_GOTO(gpu_win_fds_open(comm, seq, &sock), res, out);
-  all[comm->rank] = (gpu_win_peer_t){loc->allocSize, loc->offset};
-  MK_CHECK_GOTO(bootstrap_allgather(comm->bootstrap, all, sizeof(*all)), res, out);
+  if (res == ncclSuccess) res = gpu_win_fds_open(comm, seq, &sock);
+  all[comm->rank] = (gpu_win_peer_t){res == ncclSuccess ? loc->allocSize : 0, res == ncclSuccess ? loc->offset : 0,
+                                     (int32_t)res, 0};
+  ncclResult_t ag = bootstrap_allgather(comm->bootstrap, all, sizeof(*all));
+  if (ag != ncclSuccess) {
+    res = res != ncclSuccess ? res : ag;
+    goto out;
+  }
   const gpu_win_peer_t* lsa = all + (comm->rank - lsaRank);
+  for (int i = 0; i < comm->nRanks && res == ncclSuccess; i++)
+    if (all[i].res != ncclSuccess)
+      res = MK_FAIL((ncclResult_t)all[i].res, "window: rank %d has no memory to offer (its log says why)", i);
+  if (res != ncclSuccess) goto out; /* every rank saw the same table: none exchanges descriptors */
   size_t maxAlloc = 0;
   for (int i = 0; i < lsaSize; i++) {
     if (lsa[i].offset != loc->offset || lsa[i].offset + size > lsa[i].allocSize) {
@@ -120,7 +149,7 @@ static ncclResult_t gpu_win_map_all(gpu_exec_t* ex, struct ncclComm* comm, const
                     "window: rank %d's window starts %llu bytes into its allocation, rank %d's %llu: windows of the "
                     "device API start at the same place of every rank's allocation", comm->rank,
                     (unsigned long long)loc->offset, comm->rank - lsaRank + i, (unsigned long long)lsa[i].offset);
-      goto out;
+      goto out; /* the same verdict on every rank of the team */
     }
     if (lsa[i].allocSize > maxAlloc) maxAlloc = lsa[i].allocSize;
   }
@@ -128,11 +157,14 @@ static ncclResult_t gpu_win_map_all(gpu_exec_t* ex, struct ncclComm* comm, const
   if ((r = v->address_reserve(&w->base, (size_t)lsaSize * w->stride, GPU_WIN_4G, 0, 0)) != CUDA_DRV_SUCCESS) {
     w->base = 0;
     res = CU_FAIL("cuMemAddressReserve (window)", r);
+  }
+  /* Swapped even when the range failed: the peers wait for our descriptor. */
+  ncclResult_t swapped = gpu_win_fds_swap(comm, sock, seq, lsaRank, lsaSize, myFd, fds);
+  sock = -1;
+  if (swapped != ncclSuccess) {
+    res = res != ncclSuccess ? res : swapped;
     goto out;
   }
-  res = gpu_win_fds_swap(comm, sock, seq, lsaRank, lsaSize, myFd, fds);
-  sock = -1;
-  if (res != ncclSuccess) goto out;
   for (int i = 0; i < lsaSize; i++) {
     int own = i == lsaRank;
     if (res == ncclSuccess)
@@ -181,23 +213,26 @@ ncclResult_t gpu_exec_win_create(void* exv, struct ncclComm* comm, void* buff, s
                                  int listed, exec_win_t* out) {
   gpu_exec_t* ex = exv;
   const cuda_vmm_t* v = cuda_vmm();
-  if (!v) return ncclSystemError;
-  if (!cuda_vmm_fd_supported(ex->dev))
-    return MK_FAIL(ncclInvalidUsage, "window: GPU %d cannot export VMM memory as file descriptors, which windows of "
-                   "the device API need", ex->dev);
-  gpu_win_local_t loc;
-  MK_CHECK(gpu_win_local_get(v, ex->dev, buff, size, &loc));
-  ncclResult_t res = ncclSuccess;
   gpu_win_t* w = calloc(1, sizeof(*w));
-  if (!w || !(w->mapped = calloc((size_t)lsaSize, sizeof(size_t)))) {
-    free(w);
-    v->release(loc.handle);
-    return MK_FAIL(ncclSystemError, "out of memory");
-  }
-  w->lsaSize = lsaSize;
-  res = gpu_win_map_all(ex, comm, v, w, &loc, lsaRank, lsaSize, size);
-  v->release(loc.handle); /* our mapping holds our memory (and the user's own mapping theirs) */
-  char* local = (char*)(uintptr_t)(w->base + (cu_deviceptr_t)lsaRank * w->stride + loc.offset);
+  if (w && !(w->mapped = calloc((size_t)lsaSize, sizeof(size_t)))) free(w), w = NULL;
+  ncclResult_t res = ncclSuccess;
+  gpu_win_local_t loc = {0, 0, 0};
+  int haveLocal = 0;
+  if (!w)
+    res = MK_FAIL(ncclSystemError, "out of memory");
+  else if (!v)
+    res = ncclSystemError;
+  else if (!cuda_vmm_fd_supported(ex->dev))
+    res = MK_FAIL(ncclInvalidUsage, "window: GPU %d cannot export VMM memory as file descriptors, which windows of "
+                  "the device API need", ex->dev);
+  else
+    haveLocal = (res = gpu_win_local_get(v, ex->dev, buff, size, &loc)) == ncclSuccess;
+  if (w) w->lsaSize = lsaSize;
+  /* A rank that failed above still joins the exchanges (map_all, verdict):
+   * map_all touches neither v nor w once its rank has failed. */
+  res = gpu_win_map_all(ex, comm, v, w, &loc, res, lsaRank, lsaSize, size);
+  if (haveLocal) v->release(loc.handle); /* our mapping holds our memory (and the user's own mapping theirs) */
+  char* local = w ? (char*)(uintptr_t)(w->base + (cu_deviceptr_t)lsaRank * w->stride + loc.offset) : NULL;
   if (res == ncclSuccess && !buff) {
     cu_result_t r = ex->g->memset_d8_async((cu_deviceptr_t)(uintptr_t)local, 0, size, ex->initStream);
     if (r == CUDA_DRV_SUCCESS) r = ex->g->stream_synchronize(ex->initStream);
@@ -208,10 +243,10 @@ ncclResult_t gpu_exec_win_create(void* exv, struct ncclComm* comm, void* buff, s
     res = gpu_win_table_add(ex, buff ? (uintptr_t)buff : (uintptr_t)local, size, (void*)(uintptr_t)w->vidmem);
     w->listed = res == ncclSuccess;
   }
-  /* No peer touches our memory before every rank has mapped (and zeroed) its own. */
-  if (res == ncclSuccess) res = bootstrap_barrier(comm->bootstrap);
+  res = gpu_win_verdict(comm, res);
   if (res != ncclSuccess) {
-    gpu_win_free(ex, v, w);
+    if (w && v) gpu_win_free(ex, v, w);
+    else if (w) free(w->mapped), free(w);
     return res;
   }
   *out = (exec_win_t){(void*)(uintptr_t)w->vidmem, (char*)(uintptr_t)(w->base + loc.offset),
