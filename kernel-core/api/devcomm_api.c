@@ -39,7 +39,7 @@ MK_API(ncclResult_t, LsaBarrierCreateRequirement, ncclTeam_t team, int nBarriers
 MK_API(ncclResult_t, GinBarrierCreateRequirement, ncclComm_t comm, ncclTeam_t team, int nBarriers,
        ncclGinBarrierHandle_t* outHandle, ncclDevResourceRequirements_t* outReq) {
   (void)comm, (void)team, (void)nBarriers, (void)outHandle, (void)outReq;
-  return MK_FAIL(ncclInvalidUsage, "ncclGinBarrierCreateRequirement is not implemented yet: %s", API_GIN_NOT_YET);
+  return api_not_implemented("ncclGinBarrierCreateRequirement", "GIN, the device API's network side");
 }
 
 MK_API(ncclResult_t, LLA2ACreateRequirement, int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,
@@ -131,13 +131,13 @@ MK_API(ncclResult_t, DevCommDestroy, ncclComm_t comm, ncclDevComm_t const* devCo
 MK_API(ncclResult_t, GinOutboxCreateRequirement, int nBlocks, int sizeLog2, ncclGinOutboxHandle_t* outHandle,
        ncclDevResourceRequirements_t* outReq) {
   (void)nBlocks, (void)sizeLog2, (void)outHandle, (void)outReq;
-  return api_not_implemented("ncclGinOutboxCreateRequirement", API_GIN_NOT_YET);
+  return api_not_implemented("ncclGinOutboxCreateRequirement", "GIN, the device API's network side");
 }
 
 MK_API(ncclResult_t, GinInboxA2ACreateRequirement, ncclTeam_t peers, int nBlocks, int sizeLog2,
        ncclGinInboxA2AHandle_t* outHandle, ncclDevResourceRequirements_t* outReq) {
   (void)peers, (void)nBlocks, (void)sizeLog2, (void)outHandle, (void)outReq;
-  return api_not_implemented("ncclGinInboxA2ACreateRequirement", API_GIN_NOT_YET);
+  return api_not_implemented("ncclGinInboxA2ACreateRequirement", "GIN, the device API's network side");
 }
 
 #define MULTIMEM_NEVER "mkccl never creates NVLink multicast objects (multimem)"
