@@ -14,6 +14,7 @@
 #include "base/err.h"
 #include "bootstrap/bootstrap.h"
 #include "comm/comm.h"
+#include "cuda/vmm.h"
 
 #define PROPS_MAGIC 0xcafebeefu
 
@@ -199,7 +200,8 @@ MK_API(ncclResult_t, CommQueryProperties, ncclComm_t comm, ncclCommProperties_t*
   props->nRanks = comm->nRanks;
   props->cudaDev = comm->cudaDev;
   props->nvmlDev = -1; /* not known: NVML is not loaded */
-  props->deviceApiSupport = comm->cudaDev >= 0; /* LSA windows, barriers and LL A2A; no GIN */
+  /* LSA windows, barriers and LL A2A (no GIN), where windows can be mapped. */
+  props->deviceApiSupport = comm->cudaDev >= 0 && cuda_vmm_fd_supported(comm->cudaDev);
   props->multimemSupport = false;
   if (props->version > NCCL_VERSION(2, 29, 3)) {
     if (PROPS_HAS(props, ginType)) props->ginType = mkGinTypeNone;
