@@ -9,6 +9,7 @@
 #include "base/param.h"
 #include "comm/comm.h"
 #include "device/cuda/gpu_exec_internal.h"
+#include "device/cuda/gpu_win.h"
 
 typedef struct {
   ncclResult_t (*make)(gpu_exec_t* ex, struct ncclComm* comm);
@@ -68,5 +69,6 @@ void gpu_exec_destroy(gpu_exec_t* ex) {
   gpu_exec_fifo_drain(ex);
   gpu_exec_trace_print(ex);
   gpu_exec_graph_free(ex);
+  gpu_win_table_free(ex);
   gpu_exec_undo(ex, GPU_EXEC_STEPS);
 }

@@ -84,6 +84,8 @@ struct gpu_exec {
   void* lastStream;
   cu_event_t lastEvent;
   uint64_t* trace;             /* MKCCL_GPU_TRACE: the kernels' slice events (device memory), or NULL */
+  struct gpu_win_table* winTables; /* the device API's window table, chained (gpu_win_table.c), NULL until used */
+  uint64_t winSeq;                 /* windows made: names their handle exchange (the same on every rank) */
 };
 
 /* ---- The steps of gpu_exec_create, in its order, and their undo ---- */

@@ -4,6 +4,7 @@
 #include "base/err.h"
 #include "exec/exec.h"
 #include "gpu_exec.h"
+#include "gpu_win.h"
 
 static ncclResult_t gpu_ops_create(struct ncclComm* comm, void** out) {
   gpu_exec_t* ex = NULL;
@@ -50,5 +51,5 @@ const exec_ops_t gpu_exec_ops = {
     gpu_ops_create, gpu_ops_destroy,      gpu_ops_launch,     gpu_ops_run_here,       gpu_ops_copy,
     gpu_ops_reduce_alone,
     gpu_ops_stream_join, gpu_ops_host_call, gpu_ops_sync_conns, gpu_exec_capture_begin, gpu_exec_capture_end,
-    gpu_exec_pointer_ok, gpu_ops_timed_out,
+    gpu_exec_pointer_ok, gpu_ops_timed_out, gpu_exec_win_create, gpu_exec_win_destroy, gpu_exec_win_table,
 };

@@ -89,10 +89,21 @@ static int host_ops_timed_out(void* ex) {
   return 0; /* the host executor's waits fail with their own error */
 }
 
+static ncclResult_t host_ops_win_create(void* ex, struct ncclComm* comm, void* buff, size_t size, int lsaRank,
+                                        int lsaSize, int listed, exec_win_t* out) {
+  (void)ex, (void)comm, (void)buff, (void)size, (void)lsaRank, (void)lsaSize, (void)listed, (void)out;
+  return MK_FAIL(ncclInvalidUsage, "a host communicator has no device memory to map windows of the device API into");
+}
+static void host_ops_win_destroy(void* ex, exec_win_t* win) { (void)ex, (void)win; }
+static ncclResult_t host_ops_win_table(void* ex, void** table) {
+  (void)ex, (void)table;
+  return MK_FAIL(ncclInvalidUsage, "a host communicator has no device window table");
+}
+
 const exec_ops_t host_exec_ops = {
     "host",           host_ops_bind,        host_ops_unbind,    host_ops_ctx_save,      host_ops_ctx_restore,
     host_ops_create,  host_ops_destroy,     host_ops_launch,    host_ops_run_here,      host_ops_copy,
     host_ops_reduce_alone,
     host_ops_stream_join, host_ops_host_call, host_ops_sync_conns, host_ops_capture_begin, host_ops_capture_end,
-    host_ops_pointer_ok, host_ops_timed_out,
+    host_ops_pointer_ok, host_ops_timed_out, host_ops_win_create, host_ops_win_destroy, host_ops_win_table,
 };

@@ -1,25 +1,19 @@
 /* ncclCommWindowRegister/Deregister: a buffer registered by every rank of
- * a communicator, collectively, as NCCL 2.27+ does for its symmetric
- * kernels. mkccl's kernels copy through their connections' buffers, so a
- * window is a checked record of the range for now (collectives on it run
- * as on any buffer); the registration is still collective: every rank's
- * size and flags are exchanged, and a mismatch fails on every rank alike
- * instead of registering on some. */
+ * a communicator, collectively, as NCCL 2.27+ does. Every rank's size and
+ * flags are exchanged first, and a mismatch fails on every rank alike
+ * instead of registering on some. On a GPU communicator the window is
+ * then mapped into every LSA peer and its handle is what NCCL's device
+ * code reads (api/window.h); a host communicator's window is a checked
+ * record of the range, and collectives on it run as on any buffer. */
 #include <stdlib.h>
 
 #include "api/api.h"
+#include "api/window.h"
 #include "base/err.h"
+#include "bootstrap/bootstrap.h"
 #include "comm/comm.h"
 #include "exec/exec.h"
 
-struct ncclWindow_vidmem {
-  uint64_t magic;
-  struct ncclComm* comm;
-  void* buff;
-  size_t size;
-  int flags;
-};
-#define WINDOW_MAGIC 0x6d6b77696eull /* "mkwin" */
 #define WINDOW_FLAGS (NCCL_WIN_DEFAULT | NCCL_WIN_COLL_SYMMETRIC)
 
 typedef struct {
@@ -47,9 +41,10 @@ static ncclResult_t window_agree(struct ncclComm* comm, size_t size, int flags, 
   return res;
 }
 
-static ncclResult_t window_check(const struct ncclComm* comm, const struct ncclWindow_vidmem* win, const char* fn) {
-  if (!win || win->magic != WINDOW_MAGIC || win->comm != comm)
-    return MK_FAIL(ncclInvalidArgument, "%s: window %p was not registered with this communicator", fn, (const void*)win);
+static ncclResult_t window_check(const struct ncclComm* comm, ncclWindow_t win, const char* fn, api_window_t** out) {
+  api_window_t* w = win ? api_window_find(comm, win) : NULL;
+  if (!w || w->internal) return MK_FAIL(ncclInvalidArgument, "%s: window %p was not registered with this communicator", fn, (void*)win);
+  *out = w;
   return ncclSuccess;
 }
 
@@ -62,24 +57,19 @@ MK_API(ncclResult_t, CommWindowRegister, ncclComm_t comm, void* buff, size_t siz
   if (winFlags & ~WINDOW_FLAGS) return MK_FAIL(ncclInvalidArgument, "%s: unknown flags 0x%x", fn, winFlags);
   if (comm->cudaDev >= 0 && !comm->dp.exec.ops->pointer_ok(buff))
     return MK_FAIL(ncclInvalidArgument, "%s: a GPU communicator's window must be device (or registered host) memory", fn);
-  struct ncclWindow_vidmem* w = malloc(sizeof(*w));
-  if (!w) return MK_FAIL(ncclSystemError, "%s: out of memory", fn);
-  ncclResult_t res = window_agree(comm, size, winFlags, fn);
-  if (res != ncclSuccess) {
-    free(w);
-    return res;
-  }
-  *w = (struct ncclWindow_vidmem){WINDOW_MAGIC, comm, buff, size, winFlags};
-  *win = w;
+  MK_CHECK(window_agree(comm, size, winFlags, fn));
+  api_window_t* w;
+  MK_CHECK(api_window_create(comm, buff, size, winFlags, 1, &w));
+  *win = w->handle;
   return ncclSuccess;
 }
 
 MK_API(ncclResult_t, CommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
   const char* fn = "ncclCommWindowDeregister";
   MK_CHECK(comm_check(comm, fn));
-  MK_CHECK(window_check(comm, win, fn));
-  win->magic = 0;
-  free(win);
+  api_window_t* w;
+  MK_CHECK(window_check(comm, win, fn, &w));
+  api_window_destroy(w);
   return ncclSuccess;
 }
 
@@ -87,7 +77,8 @@ MK_API(ncclResult_t, WinGetUserPtr, ncclComm_t comm, ncclWindow_t win, void** ou
   const char* fn = "ncclWinGetUserPtr";
   MK_CHECK(comm_check(comm, fn));
   if (!outUserPtr) return MK_FAIL(ncclInvalidArgument, "%s: outUserPtr is NULL", fn);
-  MK_CHECK(window_check(comm, win, fn));
-  *outUserPtr = win->buff;
+  api_window_t* w;
+  MK_CHECK(window_check(comm, win, fn, &w));
+  *outUserPtr = w->userPtr;
   return ncclSuccess;
 }

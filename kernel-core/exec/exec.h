@@ -9,11 +9,23 @@
 #define MKCCL_EXEC_EXEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "device/common/work.h"
 #include "nccl.h"
 
 struct ncclComm;
+
+/* A window of NCCL's device API as the executor made it: every LSA peer's
+ * copy of the buffer mapped into this rank at a fixed stride, and the
+ * device-side description the user's kernels read. */
+typedef struct exec_win {
+  void* handle;      /* the ncclWindow_t handed out: points into device memory */
+  char* lsaFlatBase; /* LSA rank 0's copy in this rank's address space */
+  uint32_t stride4G; /* peer i's copy is at lsaFlatBase + i * stride4G * 4 GiB */
+  void* localPtr;    /* this rank's copy, through the flat range */
+  void* priv;        /* the executor's */
+} exec_win_t;
 
 typedef struct exec_ops {
   const char* name;
@@ -56,6 +68,17 @@ typedef struct exec_ops {
   int (*pointer_ok)(const void* ptr);
   /* A wait of the executor's ended by MKCCL_TIMEOUT. */
   int (*timed_out)(void* ex);
+  /* Device API windows, collective over the communicator: `buff` (bytes of
+   * one allocation the peers can import) mapped into every LSA peer (the
+   * lsaSize consecutive ranks around this one, lsaRank among them), or,
+   * with buff NULL, fresh zeroed memory of `size` (the resource window).
+   * Entered in the window table kernels search (ncclFindWindow) when
+   * `listed`. ncclInvalidUsage where the executor has no device memory. */
+  ncclResult_t (*win_create)(void* ex, struct ncclComm* comm, void* buff, size_t size, int lsaRank, int lsaSize,
+                             int listed, exec_win_t* out);
+  void (*win_destroy)(void* ex, exec_win_t* win);
+  /* The device window table of the communicator (made on first use). */
+  ncclResult_t (*win_table)(void* ex, void** table);
 } exec_ops_t;
 
 /* The executor for a communicator: a GPU's when it has a CUDA device. */

@@ -4,7 +4,8 @@
  * count, ncclCommQueryProperties (versions and sizes a caller may pass),
  * ncclWinGetUserPtr; every function not implemented yet returns
  * ncclInvalidUsage with a last-error text that names it, and the
- * communicator stays usable after all of them. */
+ * communicator stays usable after all of them. The device communicator's
+ * own checks: tests/kernel-core/api/test_devcomm.c. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,9 +20,6 @@
 typedef struct {
   int nRanks, rank, stride;
 } team_t;
-typedef struct {
-  void* mcBasePtr;
-} multimem_t;
 typedef struct {
   size_t size;
   unsigned int magic, version;
@@ -38,17 +36,9 @@ int ncclTeamRankToWorld(ncclComm_t, team_t, int);
 int ncclTeamRankToLsa(ncclComm_t, team_t, int);
 int ncclLLA2ACalcSlots(int maxElts, int maxEltSize);
 ncclResult_t ncclCommQueryProperties(ncclComm_t, props_t*);
-ncclResult_t ncclDevCommCreate(ncclComm_t, const void* reqs, void* outDevComm);
-ncclResult_t ncclDevCommDestroy(ncclComm_t, const void* devComm);
-ncclResult_t ncclLsaBarrierCreateRequirement(team_t, int, void*, void*);
 ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t, team_t, int, void*, void*);
-ncclResult_t ncclLLA2ACreateRequirement(int, int, void*, void*);
 ncclResult_t ncclGinOutboxCreateRequirement(int, int, void*, void*);
 ncclResult_t ncclGinInboxA2ACreateRequirement(team_t, int, int, void*, void*);
-ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t, size_t, void**);
-ncclResult_t ncclGetMultimemDevicePointer(ncclWindow_t, size_t, multimem_t, void**);
-ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t, size_t, int, void**);
-ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t, size_t, int, void**);
 void ncclResetDebugInitInternal(void);
 
 #define COUNT 1024
@@ -61,7 +51,7 @@ static void check_team(team_t t, int nRanks, int rank, int stride) {
 static void check_teams(ncclComm_t comm, int rank, int n) {
   team_t world = ncclTeamWorld(comm), lsa = ncclTeamLsa(comm), rail = ncclTeamRail(comm);
   check_team(world, n, rank, 1);
-  check_team(lsa, 1, 0, 1); /* no peer's memory is mapped into a rank yet */
+  check_team(lsa, 1, 0, 1); /* host ranks map no peer's memory */
   check_team(rail, n, rank, 1);
   for (int k = 0; k < n; k++) {
     CHECK_EQ_INT(ncclTeamRankToWorld(comm, world, k), k);
@@ -149,17 +139,9 @@ static void check_not_implemented(ncclComm_t comm, float* buf) {
   uint16_t u16;
   uint32_t u32;
   uint64_t u64;
-  NOT_YET(ncclDevCommCreate(comm, out, out), "ncclDevCommCreate");
-  NOT_YET(ncclDevCommDestroy(comm, out), "ncclDevCommDestroy");
-  NOT_YET(ncclLsaBarrierCreateRequirement(world, 1, out, out), "ncclLsaBarrierCreateRequirement");
   NOT_YET(ncclGinBarrierCreateRequirement(comm, world, 1, out, out), "ncclGinBarrierCreateRequirement");
-  NOT_YET(ncclLLA2ACreateRequirement(1, 1, out, out), "ncclLLA2ACreateRequirement");
   NOT_YET(ncclGinOutboxCreateRequirement(1, 12, out, out), "ncclGinOutboxCreateRequirement");
   NOT_YET(ncclGinInboxA2ACreateRequirement(world, 1, 12, out, out), "ncclGinInboxA2ACreateRequirement");
-  NOT_YET(ncclGetLsaMultimemDevicePointer(NULL, 0, &ptr), "ncclGetLsaMultimemDevicePointer");
-  NOT_YET(ncclGetMultimemDevicePointer(NULL, 0, (multimem_t){NULL}, &ptr), "ncclGetMultimemDevicePointer");
-  NOT_YET(ncclGetLsaDevicePointer(NULL, 0, 0, &ptr), "ncclGetLsaDevicePointer");
-  NOT_YET(ncclGetPeerDevicePointer(NULL, 0, 0, &ptr), "ncclGetPeerDevicePointer");
   NOT_YET(ncclCommGetUniqueId(comm, &id), "ncclCommGetUniqueId");
   NOT_YET(ncclCommGrow(comm, 4, NULL, -1, &grown, NULL), "ncclCommGrow");
   NOT_YET(ncclCommSuspend(comm, NCCL_SUSPEND_MEM), "ncclCommSuspend");

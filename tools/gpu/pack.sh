@@ -17,6 +17,11 @@ for b in mkccl-info mkccl-run mkccl-exec mkccl-perf mkccl-perf-gpu mkccl-netchec
          test_gpu_api test_coll_public test_peer_watch test_peer_status; do
   cp -a "build/bin/$b" .carry/bin/
 done
+# The device API samples (tools/gpu/devapi.sh), where they were built (nvcc
+# and NVIDIA's NCCL 2.28 headers at configure).
+for b in devapi_allreduce_lsa devapi_alltoall_ll; do
+  if [[ -x build/bin/$b ]]; then cp -a "build/bin/$b" .carry/bin/; fi
+done
 # PACK_HOST_BENCH=1: also the host benchmarks and Open MPI's Debian
 # packages, for bench/host_on_device.sh.
 if [[ ${PACK_HOST_BENCH:-0} == 1 ]]; then

@@ -1,0 +1,44 @@
+/* What a device communicator's requirements ask for: refused where mkccl
+ * does not build it, and the resource window's layout. */
+#include <stdint.h>
+
+#include "api/devcomm.h"
+#include "base/err.h"
+
+static size_t reqs_align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/* What the requirements ask that mkccl does not build, or NULL. */
+const char* api_devcomm_refusal(const ncclDevCommRequirements_t* reqs, int oneLsaTeam) {
+  if (reqs->lsaMultimem) return "lsaMultimem: mkccl never creates NVLink multicast objects (multimem, NVLS)";
+  for (const ncclTeamRequirements_t* t = reqs->teamRequirementsList; t; t = t->next)
+    if (t->multimem) return "a team requirement asks for multimem: mkccl never creates NVLink multicast objects";
+  if (reqs->ginForceEnable || reqs->ginSignalCount > 0 || reqs->ginCounterCount > 0 || reqs->railGinBarrierCount > 0)
+    return API_GIN_NOT_YET;
+  if (reqs->barrierCount > 0 && !oneLsaTeam)
+    return "barrierCount across LSA teams needs GIN barriers, and " API_GIN_NOT_YET;
+  for (const ncclDevResourceRequirements_t* r = reqs->resourceRequirementsList; r; r = r->next)
+    if (r->ginSignalCount > 0 || r->ginCounterCount > 0)
+      return "a resource requirement asks for GIN signals or counters, and " API_GIN_NOT_YET;
+  return NULL;
+}
+
+/* Handles assigned in list order, each buffer on its alignment (at least
+ * 128 bytes, the handle's unit); the total. Checked in a first pass, so
+ * no handle is written when the list is refused. */
+ncclResult_t api_devcomm_layout(ncclDevResourceRequirements_t* head, size_t* total, const char* fn) {
+  for (int assign = 0; assign < 2; assign++) {
+    size_t at = 0;
+    for (ncclDevResourceRequirements_t* r = head; r; r = r->next) {
+      size_t align = r->bufferAlign > MK_RESOURCE_UNIT ? r->bufferAlign : MK_RESOURCE_UNIT;
+      if (align & (align - 1))
+        return MK_FAIL(ncclInvalidArgument, "%s: bufferAlign %zu is not a power of two", fn, r->bufferAlign);
+      at = reqs_align_up(at, align);
+      if ((uint64_t)at / MK_RESOURCE_UNIT > UINT32_MAX || r->bufferSize > SIZE_MAX / 2 - at)
+        return MK_FAIL(ncclInvalidArgument, "%s: resource buffers beyond what a handle reaches", fn);
+      if (assign && r->outBufferHandle) *r->outBufferHandle = (ncclDevResourceHandle_t)(at / MK_RESOURCE_UNIT);
+      at += r->bufferSize;
+    }
+    if (assign) *total = reqs_align_up(at, MK_RESOURCE_UNIT);
+  }
+  return ncclSuccess;
+}

@@ -1,0 +1,41 @@
+/* The host's record of every window (ncclCommWindowRegister, and the
+ * device communicators' resource windows): found by the handle the user
+ * holds, which on a GPU communicator points into device memory and is
+ * never read on the host. */
+#ifndef MKCCL_API_WINDOW_H
+#define MKCCL_API_WINDOW_H
+
+#include <stddef.h>
+
+#include "exec/exec.h"
+#include "nccl.h"
+
+struct ncclComm;
+
+typedef struct api_window {
+  struct api_window* next;
+  struct ncclComm* comm;
+  ncclWindow_t handle;
+  void* userPtr;
+  size_t size;
+  int flags;
+  int mapped;      /* the executor made it (GPU communicators): exec is its */
+  int internal;    /* a device communicator's resources: not the user's to deregister */
+  exec_win_t exec;
+} api_window_t;
+
+/* This rank's LSA team: lsaSize consecutive ranks, this one lsaRank among them. */
+void api_window_lsa(const struct ncclComm* comm, int* lsaRank, int* lsaSize);
+
+/* Collective: a window over `buff` (NULL: fresh zeroed device memory of
+ * `size`, for a device communicator's resources). GPU communicators map it
+ * into every LSA peer; host communicators keep the record alone. `listed`:
+ * kernels find it with ncclFindWindow. */
+ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, int flags, int listed,
+                               api_window_t** out);
+/* The record of `handle` on `comm` (NULL: on any communicator), or NULL. */
+api_window_t* api_window_find(const struct ncclComm* comm, ncclWindow_t handle);
+/* Unmapped, forgotten, freed. */
+void api_window_destroy(api_window_t* w);
+
+#endif

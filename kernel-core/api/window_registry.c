@@ -1,0 +1,81 @@
+/* Window records, process-wide, under one lock: registering and finding a
+ * window are rare next to collectives. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "api/device_api.h"
+#include "api/window.h"
+#include "base/err.h"
+#include "comm/comm.h"
+
+static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
+static api_window_t* window_list;
+
+void api_window_lsa(const struct ncclComm* comm, int* lsaRank, int* lsaSize) {
+  *lsaSize = api_team_lsa_size(comm);
+  *lsaRank = comm->rank % *lsaSize;
+}
+
+ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, int flags, int listed,
+                               api_window_t** out) {
+  api_window_t* w = calloc(1, sizeof(*w));
+  if (!w) return MK_FAIL(ncclSystemError, "window: out of memory");
+  w->comm = comm;
+  w->userPtr = buff;
+  w->size = size;
+  w->flags = flags;
+  w->handle = (ncclWindow_t)w; /* a host communicator's handle: the record itself */
+  if (comm->cudaDev >= 0) {
+    int lsaRank, lsaSize;
+    api_window_lsa(comm, &lsaRank, &lsaSize);
+    const exec_ops_t* ops = comm->dp.exec.ops;
+    void* callerCtx = NULL;
+    ncclResult_t res = ops->ctx_save(&callerCtx);
+    if (res == ncclSuccess && (res = ops->bind(comm)) == ncclSuccess)
+      res = ops->win_create(comm->dp.exec.state, comm, buff, size, lsaRank, lsaSize, listed, &w->exec);
+    ops->ctx_restore(callerCtx);
+    if (res != ncclSuccess) {
+      free(w);
+      return res;
+    }
+    w->mapped = 1;
+    w->handle = w->exec.handle;
+    if (!buff) w->userPtr = w->exec.localPtr;
+  }
+  pthread_mutex_lock(&window_lock);
+  w->next = window_list;
+  window_list = w;
+  pthread_mutex_unlock(&window_lock);
+  *out = w;
+  return ncclSuccess;
+}
+
+api_window_t* api_window_find(const struct ncclComm* comm, ncclWindow_t handle) {
+  api_window_t* found = NULL;
+  pthread_mutex_lock(&window_lock);
+  for (api_window_t* w = window_list; w && !found; w = w->next)
+    if (w->handle == handle && (!comm || w->comm == comm)) found = w;
+  pthread_mutex_unlock(&window_lock);
+  return found;
+}
+
+void api_window_destroy(api_window_t* w) {
+  pthread_mutex_lock(&window_lock);
+  for (api_window_t** p = &window_list; *p; p = &(*p)->next)
+    if (*p == w) {
+      *p = w->next;
+      break;
+    }
+  pthread_mutex_unlock(&window_lock);
+  if (w->mapped) {
+    struct ncclComm* comm = w->comm;
+    const exec_ops_t* ops = comm->dp.exec.ops;
+    void* callerCtx = NULL;
+    if (ops->ctx_save(&callerCtx) == ncclSuccess && ops->bind(comm) == ncclSuccess)
+      ops->win_destroy(comm->dp.exec.state, &w->exec);
+    else
+      MK_WARN("window %p: the communicator's device context is gone; its mappings are left", (void*)w->handle);
+    ops->ctx_restore(callerCtx);
+  }
+  free(w);
+}
