@@ -27,7 +27,9 @@ done
 
 # NVIDIA's side only where its library has the device API (2.28 or later).
 NC_LIB=${NCCL_DIR:+$NCCL_DIR/lib/libnccl.so.2}
-if [[ -n $NC_LIB && -e $NC_LIB ]] && nm -D "$NC_LIB" 2>/dev/null | grep -q " ncclDevCommCreate$"; then
+# (The symbol list read whole: grep -q closing the pipe would fail nm under pipefail.)
+NC_SYMS=$([[ -n $NC_LIB && -e $NC_LIB ]] && nm -D --defined-only "$NC_LIB" 2>/dev/null)
+if grep -q " ncclDevCommCreate$" <<<"$NC_SYMS"; then
   HAVE_NC=1
 else
   HAVE_NC=0
