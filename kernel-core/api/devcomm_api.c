@@ -67,7 +67,7 @@ MK_API(ncclResult_t, DevCommCreate, ncclComm_t comm, ncclDevCommRequirements_t c
   MK_CHECK(comm_check_usable(comm, fn));
   if (!reqs) return MK_FAIL(ncclInvalidArgument, "%s: reqs is NULL", fn);
   if (!outDevComm) return MK_FAIL(ncclInvalidArgument, "%s: outDevComm is NULL", fn);
-  if (reqs->lsaBarrierCount < 0 || reqs->barrierCount < 0)
+  if (reqs->lsaBarrierCount < 0 || reqs->barrierCount < 0 || reqs->railGinBarrierCount < 0)
     return MK_FAIL(ncclInvalidArgument, "%s: negative barrier count", fn);
   int lsaRank, lsaSize;
   api_window_lsa(comm, &lsaRank, &lsaSize);
@@ -86,13 +86,17 @@ MK_API(ncclResult_t, DevCommCreate, ncclComm_t comm, ncclDevCommRequirements_t c
   d.lsaSize = lsaSize;
   d.lsaSize_rcp32 = devcomm_rcp32((uint32_t)lsaSize);
 
-  /* Our LSA barrier first, then the user's buffers (the list is theirs:
-   * only linked to, never changed). */
-  ncclDevResourceRequirements_t lsaBar;
+  /* Our LSA barrier first, the rail barrier's epochs (a kernel's world
+   * barrier keeps them, even when it has no peer to signal), then the
+   * user's buffers (the list is theirs: only linked to, never changed). */
+  ncclDevResourceRequirements_t lsaBar, railBar;
   int nLsaBarriers = reqs->lsaBarrierCount > reqs->barrierCount ? reqs->lsaBarrierCount : reqs->barrierCount;
+  int nRailBarriers = reqs->railGinBarrierCount > reqs->barrierCount ? reqs->railGinBarrierCount : reqs->barrierCount;
   ncclTeam_t lsa = {lsaSize, lsaRank, 1};
   MK_CHECK(pncclLsaBarrierCreateRequirement(lsa, nLsaBarriers, &d.lsaBarrier, &lsaBar));
-  lsaBar.next = reqs->resourceRequirementsList;
+  api_devcomm_rail_barrier(nRailBarriers, reqs->ginSignalCount, &d.railGinBarrier, &railBar);
+  lsaBar.next = &railBar;
+  railBar.next = reqs->resourceRequirementsList;
   size_t total = 0;
   MK_CHECK(api_devcomm_layout(&lsaBar, &total, fn));
 

@@ -1,6 +1,7 @@
 /* What a device communicator's requirements ask for: refused where mkccl
  * does not build it, and the resource window's layout. */
 #include <stdint.h>
+#include <string.h>
 
 #include "api/devcomm.h"
 #include "base/err.h"
@@ -12,10 +13,13 @@ const char* api_devcomm_refusal(const ncclDevCommRequirements_t* reqs, int oneLs
   if (reqs->lsaMultimem) return "lsaMultimem: mkccl never creates NVLink multicast objects (multimem, NVLS)";
   for (const ncclTeamRequirements_t* t = reqs->teamRequirementsList; t; t = t->next)
     if (t->multimem) return "a team requirement asks for multimem: mkccl never creates NVLink multicast objects";
-  if (reqs->ginForceEnable || reqs->ginSignalCount > 0 || reqs->ginCounterCount > 0 || reqs->railGinBarrierCount > 0)
+  if (reqs->ginForceEnable || reqs->ginSignalCount > 0 || reqs->ginCounterCount > 0)
     return API_GIN_NOT_YET;
-  if (reqs->barrierCount > 0 && !oneLsaTeam)
-    return "barrierCount across LSA teams needs GIN barriers, and " API_GIN_NOT_YET;
+  /* With every rank in one LSA team the rail team is this rank alone, and
+   * NCCL builds its rail barriers without GIN too (PyTorch asks for them
+   * on every device communicator). */
+  if ((reqs->barrierCount > 0 || reqs->railGinBarrierCount > 0) && !oneLsaTeam)
+    return "barriers across LSA teams need GIN barriers, and " API_GIN_NOT_YET;
   for (const ncclDevResourceRequirements_t* r = reqs->resourceRequirementsList; r; r = r->next)
     if (r->ginSignalCount > 0 || r->ginCounterCount > 0)
       return "a resource requirement asks for GIN signals or counters, and " API_GIN_NOT_YET;
@@ -41,4 +45,16 @@ ncclResult_t api_devcomm_layout(ncclDevResourceRequirements_t* head, size_t* tot
     if (assign) *total = reqs_align_up(at, MK_RESOURCE_UNIT);
   }
   return ncclSuccess;
+}
+
+/* NCCL's rail GIN barrier as it lays it out: one epoch per barrier and GIN
+ * context, its signals from signal0 (none are allocated without GIN, and
+ * a rail team of one never signals). */
+void api_devcomm_rail_barrier(int nBarriers, int signal0, ncclGinBarrierHandle_t* outHandle,
+                              ncclDevResourceRequirements_t* outReq) {
+  memset(outReq, 0, sizeof(*outReq));
+  outReq->bufferSize = (size_t)nBarriers * MK_GIN_MAX_CONTEXTS * sizeof(uint32_t);
+  outReq->bufferAlign = sizeof(uint32_t);
+  outReq->outBufferHandle = &outHandle->bufHandle;
+  outHandle->signal0 = (ncclGinSignal_t)signal0;
 }

@@ -75,6 +75,48 @@ static void check_layout(void) {
   CHECK(a == 99 && b == 99 && c == 99);
 }
 
+/* PyTorch asks every device communicator for rail GIN barriers: with one
+ * LSA team the rail team is a rank alone and NCCL builds them without GIN,
+ * so mkccl must too; across LSA teams they need GIN. */
+static void check_rail_barriers(void) {
+  ncclDevCommRequirements_t reqs;
+  memset(&reqs, 0, sizeof(reqs));
+  reqs.lsaBarrierCount = 32;
+  reqs.railGinBarrierCount = 32;
+  CHECK(api_devcomm_refusal(&reqs, 1) == NULL);
+  CHECK(api_devcomm_refusal(&reqs, 0) != NULL);
+  CHECK_STR_CONTAINS(api_devcomm_refusal(&reqs, 0), "GIN");
+  reqs.railGinBarrierCount = 0;
+  reqs.barrierCount = 2;
+  CHECK(api_devcomm_refusal(&reqs, 1) == NULL);
+  CHECK_STR_CONTAINS(api_devcomm_refusal(&reqs, 0), "GIN");
+  reqs.barrierCount = 0;
+  reqs.railGinBarrierCount = 1;
+  reqs.ginSignalCount = 1;
+  CHECK_STR_CONTAINS(api_devcomm_refusal(&reqs, 1), "GIN");
+  /* NCCL's layout: an epoch per barrier and GIN context, signals from signal0. */
+  ncclGinBarrierHandle_t h;
+  ncclDevResourceRequirements_t r;
+  memset(&h, 0x5a, sizeof(h));
+  memset(&r, 0x5a, sizeof(r));
+  api_devcomm_rail_barrier(32, 3, &h, &r);
+  CHECK(r.bufferSize == 32 * 4 * sizeof(uint32_t));
+  CHECK(r.bufferAlign == sizeof(uint32_t));
+  CHECK(r.outBufferHandle == &h.bufHandle && r.next == NULL);
+  CHECK(r.ginSignalCount == 0 && r.ginCounterCount == 0 && r.outGinSignalStart == NULL);
+  CHECK_EQ_INT((int)h.signal0, 3);
+  /* Laid out after the LSA barrier: its own handle, past the LSA barrier's buffer. */
+  ncclLsaBarrierHandle_t lh;
+  ncclDevResourceRequirements_t lr;
+  CHECK_NCCL(ncclLsaBarrierCreateRequirement((ncclTeam_t){4, 1, 1}, 32, &lh, &lr));
+  lr.next = &r;
+  size_t total = 0;
+  CHECK_NCCL(api_devcomm_layout(&lr, &total, "test"));
+  CHECK_EQ_INT((int)lh.bufHandle, 0);
+  CHECK_EQ_INT((int)h.bufHandle, (int)(((3 * 32 + 32 * 4) * 4 + 127) / 128));
+  CHECK(total == (size_t)h.bufHandle * 128 + 512);
+}
+
 static void check_gin_refused(ncclComm_t comm) {
   ncclGinBarrierHandle_t h;
   ncclDevResourceRequirements_t r;
@@ -127,6 +169,12 @@ static void check_create(ncclComm_t comm) {
   reqs.resourceRequirementsList = NULL;
   reqs.barrierCount = 1;
   check_create_fails(comm, &reqs, ncclInvalidUsage, "GIN");
+  reqs.barrierCount = 0;
+  reqs.railGinBarrierCount = 4;
+  check_create_fails(comm, &reqs, ncclInvalidUsage, "GIN");
+  reqs.railGinBarrierCount = -1;
+  check_create_fails(comm, &reqs, ncclInvalidArgument, "negative barrier count");
+  reqs.railGinBarrierCount = 0;
   /* Destroy: nothing made needs nothing undone; a stranger is refused. */
   ncclDevComm_t none;
   memset(&none, 0, sizeof(none));
@@ -158,6 +206,7 @@ static int rank_main(int rank, int n, void* arg) {
   check_lsa_barrier();
   check_ll_a2a();
   check_layout();
+  check_rail_barriers();
   check_gin_refused(comm);
   check_create(comm);
   check_pointers(comm);
