@@ -17,7 +17,10 @@
  * Built a second time as mkccl-perf-gpu (-DMKCCL_PERF_GPU): GPU buffers,
  * rank r on GPU r % ndev, launches on a stream and synchronizes it. That
  * binary links libnccl.so.2, so LD_LIBRARY_PATH picks mkccl's or NCCL's:
- * the same benchmark measures both. */
+ * the same benchmark measures both. With --symm 1 its three buffers come
+ * from ncclMemAlloc and are registered as windows with
+ * NCCL_WIN_COLL_SYMMETRIC (NCCL's symmetric kernels; mkccl's too, unless
+ * MKCCL_SYMM_MAX_BYTES=0 sends the same buffers through the rings). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -52,7 +55,32 @@ static void perf_copy(void* d, const void* s, size_t b) {
   cudaStreamSynchronize(perf_stream);
 }
 static void perf_sync(void) { cudaStreamSynchronize(perf_stream); }
-#define PERF_MEM "GPU memory"
+#define PERF_MEM (perf_symm ? "GPU memory in symmetric windows" : "GPU memory")
+static int perf_symm;
+/* The benchmark's buffers: cudaMalloc'ed, or (--symm 1) symmetric windows,
+ * registered collectively (every rank allocates them at the same point). */
+static void* perf_alloc_buf(ncclComm_t comm, size_t b, ncclWindow_t* win) {
+  *win = NULL;
+  if (!perf_symm) return perf_alloc(b);
+  void* p = NULL;
+  if (ncclMemAlloc(&p, b) != ncclSuccess) return NULL;
+  cudaMemset(p, 0, b);
+  cudaDeviceSynchronize();
+  if (ncclCommWindowRegister(comm, p, b, win, NCCL_WIN_COLL_SYMMETRIC) != ncclSuccess) {
+    fprintf(stderr, "mkccl-perf: ncclCommWindowRegister failed: %s\n", ncclGetLastError(comm));
+    ncclMemFree(p);
+    return NULL;
+  }
+  return p;
+}
+static void perf_free_buf(ncclComm_t comm, void* p, ncclWindow_t win) {
+  if (!win) {
+    perf_free(p);
+    return;
+  }
+  ncclCommWindowDeregister(comm, win);
+  ncclMemFree(p);
+}
 #else
 #define PERF_STREAM NULL
 static void* perf_alloc(size_t b) {
@@ -64,6 +92,15 @@ static void perf_free(void* p) { free(p); }
 static void perf_copy(void* d, const void* s, size_t b) { memcpy(d, s, b); }
 static void perf_sync(void) {}
 #define PERF_MEM "host memory"
+static void* perf_alloc_buf(ncclComm_t comm, size_t b, ncclWindow_t* win) {
+  (void)comm;
+  *win = NULL;
+  return perf_alloc(b);
+}
+static void perf_free_buf(ncclComm_t comm, void* p, ncclWindow_t win) {
+  (void)comm, (void)win;
+  perf_free(p);
+}
 #endif
 
 typedef enum { ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE, SENDRECV, ALLTOALL, GATHER, SCATTER } coll_t;
@@ -506,11 +543,13 @@ static int run_size(opts_t* o, size_t bytes, char* s, char* r, char* rIn, double
 static void usage(void) {
   fprintf(stderr,
           "usage: mkccl-perf COLL [-b minBytes] [-e maxBytes] [-f factor] [-n iters] [-w warmup] [-c 0|1]\n"
-          "                  [-o sum|prod|max|min|avg] [-d TYPE] [-r root] [--corrupt rank]\n"
+          "                  [-o sum|prod|max|min|avg] [-d TYPE] [-r root] [--corrupt rank] [--symm 0|1]\n"
           "  COLL: all_reduce all_gather reduce_scatter broadcast reduce sendrecv alltoall gather scatter\n"
           "  TYPE: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2\n"
           "  --corrupt: for tests of the check itself: that rank alters one element of each\n"
-          "             result it checks, as a wrong collective would\n");
+          "             result it checks, as a wrong collective would\n"
+          "  --symm 1: (mkccl-perf-gpu) buffers from ncclMemAlloc in windows registered with\n"
+          "            NCCL_WIN_COLL_SYMMETRIC\n");
 }
 
 int main(int argc, char** argv) {
@@ -537,6 +576,9 @@ int main(int argc, char** argv) {
     else if (!strcmp(f, "-c")) o.check = atoi(v);
     else if (!strcmp(f, "-r")) o.root = atoi(v);
     else if (!strcmp(f, "--corrupt")) o.corrupt = atoi(v);
+#ifdef MKCCL_PERF_GPU
+    else if (!strcmp(f, "--symm")) perf_symm = atoi(v);
+#endif
     else if (!strcmp(f, "-o")) {
       for (int k = 0; k < 5; k++) if (!strcmp(v, op_names[k])) o.op = (ncclRedOp_t)k;
     } else if (!strcmp(f, "-d")) {
@@ -573,9 +615,10 @@ int main(int argc, char** argv) {
   double initMs = (now_us() - initStart) / 1e3;
   size_t maxElems = o.maxBytes / (size_t)type_sizes[o.type] + 16;
   size_t span = maxElems * (size_t)type_sizes[o.type] * (o.coll == ALL_REDUCE || o.coll == BROADCAST || o.coll == REDUCE || o.coll == SENDRECV ? 1 : 1);
-  char* s = perf_alloc(span);
-  char* r = perf_alloc(span);
-  char* rIn = perf_alloc(span);
+  ncclWindow_t sWin, rWin, rInWin;
+  char* s = perf_alloc_buf(o.comm, span, &sWin);
+  char* r = perf_alloc_buf(o.comm, span, &rWin);
+  char* rIn = perf_alloc_buf(o.comm, span, &rInWin);
   stage = malloc(span);
   if (!s || !r || !rIn || !stage) {
     fprintf(stderr, "mkccl-perf: cannot allocate 3 x %zu bytes\n", span);
@@ -584,8 +627,8 @@ int main(int argc, char** argv) {
   if (o.rank == 0) {
     int v;
     ncclGetVersion(&v);
-    printf("# mkccl-perf %s: %d ranks, " PERF_MEM ", NCCL API %d, iters %d, warmup %d, check %d\n", coll_names[o.coll],
-           o.nranks, v, o.iters, o.warmup, o.check);
+    printf("# mkccl-perf %s: %d ranks, %s, NCCL API %d, iters %d, warmup %d, check %d\n", coll_names[o.coll],
+           o.nranks, PERF_MEM, v, o.iters, o.warmup, o.check);
     printf("# ncclCommInitRank: %.1f ms (rank 0)\n", initMs);
     printf("#\n#%79s%37s\n", "out-of-place", "in-place");
     printf("#%11s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count", "type", "redop",
@@ -626,10 +669,10 @@ int main(int argc, char** argv) {
   /* A launcher stops the others when one rank exits non-zero: none leaves
    * before rank 0 has printed the table. */
   if (rc != 1) barrier(&o);
+  perf_free_buf(o.comm, s, sWin);
+  perf_free_buf(o.comm, r, rWin);
+  perf_free_buf(o.comm, rIn, rInWin);
   ncclCommDestroy(o.comm);
-  perf_free(s);
-  perf_free(r);
-  perf_free(rIn);
   free(stage);
   free(rowIn);
   return rc;

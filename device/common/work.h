@@ -19,8 +19,10 @@ enum {
 /* NCCL's algorithm and protocol indices (the tuner's cost table uses them),
  * then mkccl's own: FLAT, a small host AllReduce in one step (every rank
  * sends its input to every other and reduces all of them in rank order),
- * chosen by the planner below MKCCL_FLAT_MAX_BYTES, never by a tuner. */
-enum { MK_ALGO_TREE = 0, MK_ALGO_RING = 1, MK_ALGO_FLAT = 7, MK_ALGO_COUNT = 8 };
+ * chosen by the planner below MKCCL_FLAT_MAX_BYTES, never by a tuner; SYMM,
+ * GPU collectives on symmetric windows that load and store the LSA peers'
+ * copies directly (plan/plan_symm.c), also the planner's alone. */
+enum { MK_ALGO_TREE = 0, MK_ALGO_RING = 1, MK_ALGO_FLAT = 7, MK_ALGO_SYMM = 8, MK_ALGO_COUNT = 9 };
 /* FLAT's largest communicator: a rank reads from all the others at once. */
 #define MK_FLAT_MAX_RANKS 8
 enum { MK_PROTO_LL = 0, MK_PROTO_LL128 = 1, MK_PROTO_SIMPLE = 2, MK_PROTO_COUNT = 3 };
@@ -41,6 +43,9 @@ enum {
  * device memory on a GPU communicator), which the executor reads when the
  * item runs, at every replay of a captured graph too. */
 #define MK_WORK_SCALAR_PTR 0x2
+/* A symmetric AllReduce in one shot (every rank reads every peer's input);
+ * without it, two shots (reduce-scatter by loads, all-gather by stores). */
+#define MK_WORK_SYMM_ONESHOT 0x4
 
 /* Bytes of an ncclDataType_t element (0 for an invalid type). */
 #if defined(__CUDACC__)
@@ -78,6 +83,13 @@ typedef struct __attribute__((aligned(16))) {
   int32_t sendPeer, recvPeer;
   int64_t sendBytes, recvBytes;
   void* recvbuff2;
+  /* Symmetric items (MK_ALGO_SYMM): LSA rank r's copy of sendbuff is at
+   * sendbuff + symmSend + r * symmSendStride (recvbuff likewise), and its
+   * barrier flags at symmRes + r * symmResStride (device/cuda/symm.cuh). */
+  int64_t symmSend, symmRecv;
+  uint64_t symmSendStride, symmRecvStride;
+  char* symmRes;
+  uint64_t symmResStride;
   /* Profiler events this item reports under (host side; NULL when not
    * profiled): [isSend], both the Coll event for a collective, a P2p's
    * Recv [0] and Send [1] events. Parents of KernelCh and ProxyOp events. */

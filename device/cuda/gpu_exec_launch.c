@@ -30,10 +30,10 @@ cu_function_t gpu_exec_kernel_for(const gpu_exec_t* ex, const mk_work_t* works, 
 
 ncclResult_t gpu_exec_launch(gpu_exec_t* ex, const mk_work_t* works, int n, int nChannels, void* stream, int captured) {
   const cuda_gpu_t* g = ex->g;
-  /* The kernels run rings, trees and (in LL) FLAT. */
+  /* The kernels run rings, trees, (in LL) FLAT and symmetric items. */
   for (int i = 0; i < n; i++)
     if (works[i].coll != MK_COLL_SENDRECV && works[i].algo != MK_ALGO_RING && works[i].algo != MK_ALGO_TREE &&
-        !(works[i].algo == MK_ALGO_FLAT && works[i].proto == MK_PROTO_LL))
+        works[i].algo != MK_ALGO_SYMM && !(works[i].algo == MK_ALGO_FLAT && works[i].proto == MK_PROTO_LL))
       return MK_FAIL(ncclInternalError, "GPU executor: algorithm %d (protocol %d) is not supported", works[i].algo,
                      works[i].proto);
   if (captured) return gpu_exec_graph_launch(ex, works, n, nChannels, stream);

@@ -11,6 +11,7 @@
 #include "device/common/work.h"
 #include "device/cuda/dev_comm.h"
 #include "device/cuda/reduce.cuh"
+#include "device/cuda/symm.cuh"
 #include "device/cuda/sync.cuh"
 
 #ifdef MKCCL_KERNEL_UNPACK
@@ -692,6 +693,10 @@ static __device__ __forceinline__ void mk_run_ring(P& p, mk_dev_comm_t* comm, mk
 
 static __device__ void mk_run(mk_dev_comm_t* comm, mk_dev_channel_t* ch, const mk_work_t* w, int channel, int* aborted,
                               char* scratch, mk_conn_slots* slots, uint64_t* traceStart) {
+  if (w->algo == MK_ALGO_SYMM) { /* the peers' windows, no connection */
+    mk_run_symm(comm, w, channel, aborted);
+    return;
+  }
   mk_prims p;
   mk_prims_setup(p, comm, w, channel, aborted, scratch, slots, traceStart);
   int bid = channel - w->channelLo;

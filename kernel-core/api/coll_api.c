@@ -81,6 +81,7 @@ static ncclResult_t coll_task(ncclComm_t comm, const char* fn, int coll, const v
   t.root = root;
   t.op = MK_OP_SUM;
   if (reduces) MK_CHECK(comm_redop_resolve(comm, fn, op, type, &t.op, &t.scalar, &t.scalarPtr));
+  t.opUniform = !reduces || (int)op < (int)ncclNumOps;
   return coll_submit(comm, &t);
 }
 

@@ -6,6 +6,7 @@
 #define MKCCL_API_WINDOW_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "exec/exec.h"
 #include "nccl.h"
@@ -37,5 +38,29 @@ ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, i
 api_window_t* api_window_find(const struct ncclComm* comm, ncclWindow_t handle);
 /* Unmapped, forgotten, freed. */
 void api_window_destroy(api_window_t* w);
+
+/* Where a buffer lies in a window, as the symmetric kernels need it: LSA
+ * rank r's copy of the window's user address p is at
+ * flatBase + r * stride + (p - userPtr). */
+typedef struct api_window_span {
+  const char* userPtr;
+  size_t size;
+  int flags;
+  const char* flatBase;
+  uint64_t stride;
+} api_window_span_t;
+
+/* window_symm.c. After a window with NCCL_WIN_COLL_SYMMETRIC was registered
+ * (collectively) on comm: the first one also makes the communicator's
+ * symmetric resources (barrier flags), collectively, where its ranks form
+ * one LSA team of GPUs. */
+ncclResult_t api_window_symm_added(struct ncclComm* comm, const api_window_t* w);
+/* Before such a window is deregistered: the last one frees the resources. */
+void api_window_symm_removing(struct ncclComm* comm, const api_window_t* w);
+/* 1 with *out set when [ptr, ptr + bytes) lies inside one mapped window of
+ * comm registered with NCCL_WIN_COLL_SYMMETRIC, else 0. */
+int api_window_symm_find(const struct ncclComm* comm, const void* ptr, size_t bytes, api_window_span_t* out);
+/* The resource window's span (barrier flags), or 0 when comm has none. */
+int api_window_symm_res(const struct ncclComm* comm, api_window_span_t* out);
 
 #endif

@@ -60,6 +60,11 @@ MK_API(ncclResult_t, CommWindowRegister, ncclComm_t comm, void* buff, size_t siz
   MK_CHECK(window_agree(comm, size, winFlags, fn));
   api_window_t* w;
   MK_CHECK(api_window_create(comm, buff, size, winFlags, 1, &w));
+  ncclResult_t res = api_window_symm_added(comm, w);
+  if (res != ncclSuccess) {
+    api_window_destroy(w); /* every rank failed alike: the resources' creation agreed on it */
+    return res;
+  }
   *win = w->handle;
   return ncclSuccess;
 }
@@ -69,6 +74,7 @@ MK_API(ncclResult_t, CommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
   MK_CHECK(comm_check(comm, fn));
   api_window_t* w;
   MK_CHECK(window_check(comm, win, fn, &w));
+  api_window_symm_removing(comm, w);
   api_window_destroy(w);
   return ncclSuccess;
 }

@@ -59,6 +59,22 @@ api_window_t* api_window_find(const struct ncclComm* comm, ncclWindow_t handle) 
   return found;
 }
 
+int api_window_symm_find(const struct ncclComm* comm, const void* ptr, size_t bytes, api_window_span_t* out) {
+  const char* p = ptr;
+  int found = 0;
+  pthread_mutex_lock(&window_lock);
+  for (const api_window_t* w = window_list; w && !found; w = w->next) {
+    const char* lo = w->userPtr;
+    if (w->comm != comm || !w->mapped || w->internal || !(w->flags & NCCL_WIN_COLL_SYMMETRIC) || p < lo ||
+        (size_t)(p - lo) > w->size || bytes > w->size - (size_t)(p - lo))
+      continue;
+    *out = (api_window_span_t){lo, w->size, w->flags, w->exec.lsaFlatBase, (uint64_t)w->exec.stride4G << 32};
+    found = 1;
+  }
+  pthread_mutex_unlock(&window_lock);
+  return found;
+}
+
 void api_window_destroy(api_window_t* w) {
   pthread_mutex_lock(&window_lock);
   for (api_window_t** p = &window_list; *p; p = &(*p)->next)

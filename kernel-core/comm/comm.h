@@ -104,6 +104,11 @@ struct ncclComm {
   int inGroup;                 /* in the current thread's group list */
   struct ncclComm* groupNext;
 
+  /* ---- symmetric collectives (api/window_symm.c): their barrier flags, made with the first
+   * NCCL_WIN_COLL_SYMMETRIC window and freed with the last ---- */
+  struct api_window* symmRes;
+  int symmWindows;
+
   /* ---- user reduction operators (api/redop_api.c) ---- */
 #define COMM_MAX_REDOPS 64
   comm_redop_t redOps[COMM_MAX_REDOPS];

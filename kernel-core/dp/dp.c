@@ -154,6 +154,10 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp->par.netFlatChunk = param_MKCCL_NET_FLAT_CHUNK_BYTES();
   dp->par.netFlatMaxRanks = (int)param_MKCCL_NET_FLAT_MAX_RANKS();
   dp->par.gpuLLMaxBytes = gpu && !userChoice && dp->ch.ringLL ? param_MKCCL_GPU_LL_MAX_BYTES() : 0;
+  /* Symmetric kernels are no NCCL algorithm either. */
+  dp->par.symmMaxBytes = gpu && !userChoice ? param_MKCCL_SYMM_MAX_BYTES() : 0;
+  dp->par.symmOneShotMaxBytes = param_MKCCL_SYMM_ONESHOT_MAX_BYTES();
+  dp->par.symmChannelBytes = param_MKCCL_SYMM_CHANNEL_BYTES();
   int64_t batch = param_NCCL_WORK_FIFO_BYTES() / 2 / (int64_t)sizeof(mk_work_t);
   dp->par.workBatch = batch < 1 ? 1 : (int)batch;
 }

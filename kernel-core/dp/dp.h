@@ -70,6 +70,9 @@ typedef struct dp_params {
   int netFlatMaxRanks;     /* MKCCL_NET_FLAT_MAX_RANKS */
   int64_t gpuLLMaxBytes;   /* MKCCL_GPU_LL_MAX_BYTES, 0 where NCCL_ALGO/NCCL_PROTO decide */
   int64_t gpuLLChannelBytes; /* MKCCL_GPU_LL_CHANNEL_BYTES */
+  int64_t symmMaxBytes;    /* MKCCL_SYMM_MAX_BYTES on GPU communicators, 0 where NCCL_ALGO/NCCL_PROTO decide */
+  int64_t symmOneShotMaxBytes; /* MKCCL_SYMM_ONESHOT_MAX_BYTES */
+  int64_t symmChannelBytes;    /* MKCCL_SYMM_CHANNEL_BYTES */
   int workBatch;           /* GPU items per launch: half of NCCL_WORK_FIFO_BYTES */
   int hostShmCores;        /* host ranks of one host over SHM, each with a CPU: the model's SHM hop (tune stage) */
 } dp_params_t;

@@ -30,6 +30,7 @@ typedef struct task {
   int op;                 /* MK_OP_* */
   uint64_t scalar;        /* operand of PREMULSUM / SUMPOSTDIV, or its address (scalarPtr) */
   int scalarPtr;          /* scalar is the address of an ncclScalarDevice operand, read when the work runs */
+  int opUniform;          /* the op and its operand are the same on every rank (NCCL's own ops; not a user PreMulSum) */
   int root;               /* rooted collectives */
   int peer;               /* send/recv */
   void* stream;           /* cudaStream_t of the call (GPU communicators) */

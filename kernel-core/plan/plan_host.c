@@ -22,6 +22,7 @@
 #include "plan/plan_proxy.h"
 #include "plan/plan_tune.h"
 #include "plan/plan_steps.h"
+#include "plan/plan_symm.h"
 #include "plan/plan.h"
 
 /* How many channels a collective of `bytes` uses: enough that each gets
@@ -115,6 +116,10 @@ static ncclResult_t plan_flat_proxy(struct ncclComm* comm, const mk_work_t* w, p
  * ask before the launch does. */
 static ncclResult_t plan_task_tune(struct ncclComm* comm, task_t* t, int numPipeOps) {
   if (t->tuned) return ncclSuccess;
+  if (plan_symm_choose(comm, t, &t->choice)) {
+    t->tuned = 1;
+    return ncclSuccess;
+  }
   size_t totalBytes = t->count * host_type_size(t->type) * (t->coll == MK_COLL_ALLREDUCE ? 1 : (size_t)comm->nRanks);
   MK_CHECK(plan_tune_coll(comm, t, numPipeOps, plan_channels(comm, totalBytes), &t->choice));
   t->tuned = 1;
@@ -139,6 +144,7 @@ int plan_connected(struct ncclComm* comm, task_list_t* tasks) {
   for (task_t* t = tasks->head; t; t = t->next) {
     if (!plan_task_runs(comm, t)) continue;
     if (plan_task_tune(comm, t, numPipeOps) != ncclSuccess) return 0; /* the launch reports it */
+    if (t->choice.algo == MK_ALGO_SYMM) continue; /* windows, not connections */
     if (!channel_algo_connected(comm, t->choice.algo, t->coll, t->root)) return 0;
   }
   return 1;
@@ -169,6 +175,12 @@ static ncclResult_t plan_coll(struct ncclComm* comm, task_t* t, int numPipeOps, 
   size_t ts = host_type_size(t->type);
   int N = comm->nRanks;
   MK_CHECK(plan_task_tune(comm, t, numPipeOps));
+  if (t->choice.algo == MK_ALGO_SYMM) {
+    /* Loads and stores of the peers' windows: no connection, no proxy. */
+    plan_coll_work(comm, t, w);
+    plan_profile_coll_start(comm, pp->profGroup, t, w);
+    return plan_symm_work(comm, t, w);
+  }
   MK_CHECK(channel_connect_algo(comm, t->choice.algo, t->coll, t->root));
   if (t->choice.algo == MK_ALGO_FLAT && comm->cudaDev >= 0 && !comm->dp.ch.flatLL) {
     /* Some pair has no LL lines (every rank learnt it when FLAT connected):
@@ -201,13 +213,25 @@ static int plan_channels_used(const mk_work_t* works, int n) {
   return hi;
 }
 
+/* Items of one GPU launch from works[0]: at most `batch`, and a symmetric
+ * item alone. Within a launch only the same channel of two items is
+ * ordered; a symmetric item reaches into the peers' buffers, which a later
+ * item on another channel may already be rewriting. Kernel boundaries
+ * order all of it. */
+static int plan_batch_len(const mk_work_t* works, int n, int batch) {
+  if (works[0].algo == MK_ALGO_SYMM) return 1;
+  int m = 1;
+  while (m < n && m < batch && works[m].algo != MK_ALGO_SYMM) m++;
+  return m;
+}
+
 /* Items to the executor: host threads (complete on return) or GPU kernels
  * on the stream (queued on return; launched in FIFO-sized batches). */
 static ncclResult_t plan_execute(struct ncclComm* comm, const mk_work_t* works, int n, void* stream, int captured) {
   if (comm->cudaDev < 0) return comm->dp.exec.ops->launch(comm->dp.exec.state, works, n, comm->dp.ch.nChannels, stream, captured);
   int batch = comm->dp.par.workBatch;
-  for (int i = 0; i < n; i += batch) {
-    int m = n - i < batch ? n - i : batch;
+  for (int i = 0, m; i < n; i += m) {
+    m = plan_batch_len(works + i, n - i, batch);
     MK_INFO(NCCL_COLL, "Rank %d: launching %d item(s) (first: coll %d count %llu) on %d channel(s), stream %p",
             comm->rank, m, works[i].coll, (unsigned long long)works[i].count, plan_channels_used(works + i, m), stream);
     MK_CHECK(comm->dp.exec.ops->launch(comm->dp.exec.state, works + i, m, plan_channels_used(works + i, m), stream, captured));

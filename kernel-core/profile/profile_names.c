@@ -9,7 +9,7 @@ static const char* const names_datatype[] = {"ncclInt8",    "ncclUint8",   "nccl
                                              "ncclInt64",   "ncclUint64",  "ncclFloat16", "ncclFloat32",
                                              "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
 static const char* const names_algo[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT",
-                                         "Flat" /* mkccl's own (MK_ALGO_FLAT) */};
+                                         "Flat" /* mkccl's own (MK_ALGO_FLAT) */, "Symmetric" /* MK_ALGO_SYMM */};
 static const char* const names_proto[] = {"LL", "LL128", "Simple"};
 
 #define COUNT(a) (int)(sizeof(a) / sizeof(a[0]))
