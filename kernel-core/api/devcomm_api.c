@@ -68,11 +68,11 @@ MK_API(ncclResult_t, DevCommCreate, ncclComm_t comm, ncclDevCommRequirements_t c
   api_window_lsa(comm, &lsaRank, &lsaSize);
   const char* refused = api_devcomm_refusal(reqs);
   if (refused) return MK_FAIL(ncclInvalidUsage, "%s: %s", fn, refused);
+  int gin = api_devcomm_gin_wanted(reqs, lsaSize == comm->nRanks);
+  if (gin) MK_CHECK(api_devcomm_gin_backend(fn));
   if (comm->cudaDev < 0)
     return MK_FAIL(ncclInvalidUsage, "%s: rank %d is a host communicator: device communicators need a GPU", fn,
                    comm->rank);
-  int gin = api_devcomm_gin_wanted(reqs, lsaSize == comm->nRanks);
-  if (gin) MK_CHECK(api_devcomm_gin_backend(fn));
 
   ncclDevComm_t d;
   memset(&d, 0, sizeof(d));

@@ -29,7 +29,7 @@ static ncclResult_t gin_ctx_alloc(gin_engine_t* e, gin_ctx_t* c) {
   const gin_mem_ops_t* m = &e->cfg.mem;
   size_t n = (size_t)e->cfg.nRanks;
   gin_gpu_ctx_t* v = &c->devView;
-  v->nRanks = e->cfg.nRanks;
+  v->nranks = e->cfg.nRanks;
   v->queueSize = e->queueSize;
   /* A context with no signals or counters still gets one of each, so
    * the kernels' pointers are never NULL. */

@@ -26,7 +26,7 @@
 
 /* What the kernels' handle points to: one per context, in device memory. */
 typedef struct gin_gpu_ctx {
-  int nRanks;
+  int nranks;
   uint32_t queueSize;    /* descriptors per peer, a power of two */
   void* queues;          /* [nRanks][queueSize] descriptors, host memory the GPU maps */
   uint32_t* pis;         /* [nRanks] producer indices: only the GPU touches them */

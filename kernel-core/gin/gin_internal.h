@@ -53,7 +53,8 @@ typedef struct gin_peer {
   gin_send_t sends[GIN_SENDS];
   int sendHead, sendCount;
   void* recvReq[GIN_RECVS];
-  int recvHead;
+  int recvHead;   /* the oldest posted */
+  int recvPosted; /* posted, from recvHead on */
   uint64_t sentMsgs;  /* messages whose send completed */
   uint64_t recvMsgs;  /* messages applied (atomic: destroy reads it) */
 } gin_peer_t;

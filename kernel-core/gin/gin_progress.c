@@ -206,26 +206,30 @@ static ncclResult_t gin_apply(gin_engine_t* e, const char* msg, int got, int p) 
   return ncclSuccess;
 }
 
+/* Receives are posted in ring order and completed from the oldest, so the
+ * plugin's matching order (posting order) is the order they are applied. */
 static ncclResult_t gin_recv_progress(gin_engine_t* e, int p, int* progressed) {
   gin_peer_t* peer = &e->peers[p];
-  for (int k = 0; k < GIN_RECVS; k++) {
-    int i = peer->recvHead;
-    if (!peer->recvReq[i]) {
+  for (;;) {
+    while (peer->recvPosted < GIN_RECVS) {
+      int i = (peer->recvHead + peer->recvPosted) % GIN_RECVS;
       MK_CHECK(gin_recv_post(e, peer, i, p));
-      if (!peer->recvReq[i]) return ncclSuccess;
+      if (!peer->recvReq[i]) break; /* the plugin wants us back later */
+      peer->recvPosted++;
     }
+    if (peer->recvPosted == 0) return ncclSuccess;
+    int i = peer->recvHead;
     int done = 0, got = 0;
     ncclResult_t r = e->cfg.net->test(peer->recvReq[i], &done, &got);
     if (r != ncclSuccess) return MK_FAIL(r, "GIN: rank %d: a receive from rank %d failed", e->cfg.rank, p);
     if (!done) return ncclSuccess;
     peer->recvReq[i] = NULL;
+    peer->recvPosted--;
+    peer->recvHead = (i + 1) % GIN_RECVS;
     MK_CHECK(gin_apply(e, peer->recvBuf + (size_t)i * e->slotBytes, got, p));
     __atomic_fetch_add(&peer->recvMsgs, 1, __ATOMIC_RELEASE);
-    MK_CHECK(gin_recv_post(e, peer, i, p));
-    peer->recvHead = (i + 1) % GIN_RECVS;
     *progressed = 1;
   }
-  return ncclSuccess;
 }
 
 /* Nothing queued, nothing half sent, nothing in flight. */
