@@ -59,14 +59,20 @@ static void gpu_watchdog_conns(gpu_exec_t* ex) {
   }
 }
 
+/* A second, in slices: a destroy or abort that stops the watchdog waits
+ * for one slice, not for the rest of the second. */
+static void gpu_watchdog_sleep(const gpu_exec_t* ex) {
+  for (int i = 0; i < 100 && !__atomic_load_n(&ex->stop, __ATOMIC_ACQUIRE); i++) usleep(10000);
+}
+
 static void* gpu_watchdog_main(void* arg) {
   gpu_exec_t* ex = arg;
   int64_t limit = param_MKCCL_GPU_WATCHDOG();
   /* Driver calls below (queries, read-back copies) need the context. */
   if (ex->ctx) ex->g->ctx_set_current(ex->ctx);
-  for (int64_t t = 0; !ex->stop; t++) {
-    sleep(1);
-    if (t % limit != limit - 1) continue;
+  for (int64_t t = 0; !__atomic_load_n(&ex->stop, __ATOMIC_ACQUIRE); t++) {
+    gpu_watchdog_sleep(ex);
+    if (t % limit != limit - 1 || __atomic_load_n(&ex->stop, __ATOMIC_ACQUIRE)) continue;
     if (ex->diagLaunched)
       MK_WARN("GPU watchdog: rank %d: last launch: work ahead of it %s, kernel %s", ex->rank,
               gpu_exec_query_str(ex->g->event_query(ex->diagPre)),
@@ -120,6 +126,6 @@ void gpu_exec_watchdog_start(gpu_exec_t* ex) {
 
 void gpu_exec_watchdog_stop(gpu_exec_t* ex) {
   if (!ex->watchdogRunning) return;
-  ex->stop = 1;
+  __atomic_store_n(&ex->stop, 1, __ATOMIC_RELEASE);
   pthread_join(ex->watchdog, NULL);
 }

@@ -12,6 +12,11 @@ struct ncclComm;
 /* Why mkccl cannot make what `reqs` asks (multimem), or NULL. */
 const char* api_devcomm_refusal(const ncclDevCommRequirements_t* reqs);
 
+/* The rail GIN barrier's buffer, as NCCL lays it out on a device
+ * communicator whose rail team is one rank (nothing to signal). */
+void api_devcomm_rail_barrier(int nBarriers, int signal0, ncclGinBarrierHandle_t* outHandle,
+                              ncclDevResourceRequirements_t* outReq);
+
 /* Every requirement of the list given its handle (*outBufferHandle, in
  * 128-byte units), in list order, on max(128, bufferAlign); *total: the
  * window's bytes. fn names the caller in errors. */

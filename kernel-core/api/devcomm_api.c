@@ -83,21 +83,23 @@ MK_API(ncclResult_t, DevCommCreate, ncclComm_t comm, ncclDevCommRequirements_t c
   d.lsaSize = lsaSize;
   d.lsaSize_rcp32 = devcomm_rcp32((uint32_t)lsaSize);
 
-  /* Our LSA barrier first, then with GIN the rail's GIN barrier (a world
-   * barrier is both), then the user's buffers (the list is theirs: only
-   * linked to, never changed). */
+  /* Our LSA barrier first, the rail barrier (a kernel's world barrier
+   * keeps its epochs even with no peer to signal; with GIN its signals
+   * too), then the user's buffers (the list is theirs: only linked to,
+   * never changed). */
   ncclDevResourceRequirements_t lsaBar, railBar;
   int nLsaBarriers = reqs->lsaBarrierCount > reqs->barrierCount ? reqs->lsaBarrierCount : reqs->barrierCount;
+  int nRailBarriers = reqs->railGinBarrierCount > reqs->barrierCount ? reqs->railGinBarrierCount : reqs->barrierCount;
   ncclTeam_t lsa = {lsaSize, lsaRank, 1};
   MK_CHECK(pncclLsaBarrierCreateRequirement(lsa, nLsaBarriers, &d.lsaBarrier, &lsaBar));
-  lsaBar.next = reqs->resourceRequirementsList;
   if (gin) {
-    int nRail = reqs->railGinBarrierCount > reqs->barrierCount ? reqs->railGinBarrierCount : reqs->barrierCount;
     ncclTeam_t rail = {comm->nRanks / lsaSize, comm->rank / lsaSize, lsaSize};
-    MK_CHECK(pncclGinBarrierCreateRequirement(comm, rail, nRail, &d.railGinBarrier, &railBar));
-    railBar.next = lsaBar.next;
-    lsaBar.next = &railBar;
+    MK_CHECK(pncclGinBarrierCreateRequirement(comm, rail, nRailBarriers, &d.railGinBarrier, &railBar));
+  } else {
+    api_devcomm_rail_barrier(nRailBarriers, reqs->ginSignalCount, &d.railGinBarrier, &railBar);
   }
+  lsaBar.next = &railBar;
+  railBar.next = reqs->resourceRequirementsList;
   size_t total = 0;
   int nSignals = 0, nCounters = 0;
   MK_CHECK(api_devcomm_layout(&lsaBar, &total, fn));

@@ -21,9 +21,8 @@ struct api_devcomm_gin {
 };
 
 int api_devcomm_gin_wanted(const ncclDevCommRequirements_t* reqs, int oneLsaTeam) {
-  if (!oneLsaTeam || reqs->ginForceEnable || reqs->ginSignalCount > 0 || reqs->ginCounterCount > 0 ||
-      reqs->railGinBarrierCount > 0)
-    return 1;
+  /* Rail barriers alone on one LSA team need none: the rail is this rank. */
+  if (!oneLsaTeam || reqs->ginForceEnable || reqs->ginSignalCount > 0 || reqs->ginCounterCount > 0) return 1;
   for (const ncclDevResourceRequirements_t* r = reqs->resourceRequirementsList; r; r = r->next)
     if (r->ginSignalCount > 0 || r->ginCounterCount > 0) return 1;
   return 0;

@@ -1,6 +1,7 @@
 /* What a device communicator's requirements ask for: refused where mkccl
  * does not build it, and the resource window's layout. */
 #include <stdint.h>
+#include <string.h>
 
 #include "api/devcomm.h"
 #include "base/err.h"
@@ -57,4 +58,16 @@ ncclResult_t api_devcomm_layout(ncclDevResourceRequirements_t* head, size_t* tot
     if (assign) *total = reqs_align_up(at, MK_RESOURCE_UNIT);
   }
   return ncclSuccess;
+}
+
+/* NCCL's rail GIN barrier as it lays it out: one epoch per barrier and GIN
+ * context, its signals from signal0 (none are allocated without GIN, and
+ * a rail team of one never signals). */
+void api_devcomm_rail_barrier(int nBarriers, int signal0, ncclGinBarrierHandle_t* outHandle,
+                              ncclDevResourceRequirements_t* outReq) {
+  memset(outReq, 0, sizeof(*outReq));
+  outReq->bufferSize = (size_t)nBarriers * MK_GIN_MAX_CONTEXTS * sizeof(uint32_t);
+  outReq->bufferAlign = sizeof(uint32_t);
+  outReq->outBufferHandle = &outHandle->bufHandle;
+  outHandle->signal0 = (ncclGinSignal_t)signal0;
 }

@@ -8,6 +8,7 @@
 #ifndef MKCCL_CUDA_DRIVER_H
 #define MKCCL_CUDA_DRIVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nccl.h"
@@ -75,6 +76,14 @@ ncclResult_t cuda_device_sm(int dev, int* sm);
 /* Any other entry point by name (cuGetProcAddress, then dlsym); NULL when
  * absent or without a driver. */
 void* cuda_driver_symbol(const char* name);
+/* An entry point's name and the table slot it fills. */
+typedef struct {
+  const char* name;
+  void** slot;
+} cuda_symbol_need_t;
+/* Fills every slot with cuda_driver_symbol: 0 when all are found, else -1
+ * with the first missing name in missing. */
+int cuda_driver_symbols(const cuda_symbol_need_t* need, size_t n, char* missing, size_t missingLen);
 
 /* The device of the calling thread's current context. */
 ncclResult_t cuda_current_device(int* dev);

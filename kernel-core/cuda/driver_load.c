@@ -52,6 +52,17 @@ void* cuda_driver_symbol(const char* name) {
   return cuda_symbol_resolve(cuda_resolver, name, &viaProc);
 }
 
+int cuda_driver_symbols(const cuda_symbol_need_t* need, size_t n, char* missing, size_t missingLen) {
+  for (size_t i = 0; i < n; i++) {
+    *need[i].slot = cuda_driver_symbol(need[i].name);
+    if (!*need[i].slot) {
+      snprintf(missing, missingLen, "%s", need[i].name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 /* Required entry points, by name and place in the table. */
 static ncclResult_t cuda_table_fill(const cuda_resolver_t* r, cuda_driver_t* t) {
   struct {

@@ -13,10 +13,7 @@ static char gpu_missing[64];
 
 static void gpu_load_once(void) {
   if (!cuda_driver_available()) return;
-  struct {
-    const char* name;
-    void** slot;
-  } need[] = {
+  const cuda_symbol_need_t need[] = {
       {"cuDevicePrimaryCtxRetain", (void**)&gpu_table.primary_ctx_retain},
       {"cuDevicePrimaryCtxRelease", (void**)&gpu_table.primary_ctx_release},
       {"cuCtxSetCurrent", (void**)&gpu_table.ctx_set_current},
@@ -59,14 +56,8 @@ static void gpu_load_once(void) {
       {"cuStreamQuery", (void**)&gpu_table.stream_query},
       {"cuLaunchHostFunc", (void**)&gpu_table.launch_host_func},
   };
-  for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-    *need[i].slot = cuda_driver_symbol(need[i].name);
-    if (!*need[i].slot) {
-      snprintf(gpu_missing, sizeof(gpu_missing), "%s", need[i].name);
-      return;
-    }
-  }
-  __atomic_store_n(&gpu_ready, 1, __ATOMIC_RELEASE);
+  if (cuda_driver_symbols(need, sizeof(need) / sizeof(need[0]), gpu_missing, sizeof(gpu_missing)) == 0)
+    __atomic_store_n(&gpu_ready, 1, __ATOMIC_RELEASE);
 }
 
 const cuda_gpu_t* cuda_gpu(void) {

@@ -13,10 +13,7 @@ static char vmm_missing[64];
 
 static void vmm_load_once(void) {
   if (!cuda_driver_available()) return;
-  struct {
-    const char* name;
-    void** slot;
-  } need[] = {
+  const cuda_symbol_need_t need[] = {
       {"cuMemCreate", (void**)&vmm_table.create},
       {"cuMemRelease", (void**)&vmm_table.release},
       {"cuMemAddressReserve", (void**)&vmm_table.address_reserve},
@@ -30,14 +27,8 @@ static void vmm_load_once(void) {
       {"cuMemRetainAllocationHandle", (void**)&vmm_table.retain_handle},
       {"cuMemGetAddressRange", (void**)&vmm_table.address_range},
   };
-  for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-    *need[i].slot = cuda_driver_symbol(need[i].name);
-    if (!*need[i].slot) {
-      snprintf(vmm_missing, sizeof(vmm_missing), "%s", need[i].name);
-      return;
-    }
-  }
-  __atomic_store_n(&vmm_ready, 1, __ATOMIC_RELEASE);
+  if (cuda_driver_symbols(need, sizeof(need) / sizeof(need[0]), vmm_missing, sizeof(vmm_missing)) == 0)
+    __atomic_store_n(&vmm_ready, 1, __ATOMIC_RELEASE);
 }
 
 const cuda_vmm_t* cuda_vmm(void) {

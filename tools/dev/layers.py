@@ -62,23 +62,11 @@ def kind_names():
         return set(re.findall(r'\{PLUGIN_KIND_[A-Z_]+,\s*"([a-z-]+)"', f.read()))
 
 
-def plugin_params():
-    """Parameter names the plugins declare in their tables."""
+def declared_params(top, macro):
+    """Parameter names declared in the .def tables under top, by macro (a regex)."""
     names = set()
-    decl = re.compile(r"^\s*[A-Z_]+\(\s*((?:NCCL|MKCCL)_[A-Z0-9_]+)\s*,")
-    for f in files_under("plugins"):
-        if f.endswith(".def"):
-            for _, line in code_lines(f):
-                m = decl.match(line)
-                if m:
-                    names.add(m.group(1))
-    return names
-
-
-def core_params():
-    names = set()
-    decl = re.compile(r"^\s*MK_PARAM\(\s*((?:NCCL|MKCCL)_[A-Z0-9_]+)\s*,")
-    for f in files_under("kernel-core"):
+    decl = re.compile(r"^\s*" + macro + r"\(\s*((?:NCCL|MKCCL)_[A-Z0-9_]+)\s*,")
+    for f in files_under(top):
         if f.endswith(".def"):
             for _, line in code_lines(f):
                 m = decl.match(line)
@@ -123,8 +111,9 @@ def check():
 
     names = [n for n in plugin_folders() if n not in kind_names()]
     literal = re.compile(r'"(' + "|".join(re.escape(n) for n in names) + r')"')
-    own = core_params()
-    theirs = re.compile(r"\b(" + "|".join(sorted(plugin_params() - own)) + r")\b")
+    own = declared_params("kernel-core", "MK_PARAM")
+    # Bounded by anything but capitals and digits: param_NCCL_X() names NCCL_X.
+    theirs = re.compile(r"(?<![A-Z0-9])(" + "|".join(sorted(declared_params("plugins", "[A-Z_]+") - own)) + r")(?![A-Z0-9_])")
     for top in ("kernel-core", "device", "common"):
         for f in files_under(top):
             for no, line in code_lines(f):

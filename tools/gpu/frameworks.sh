@@ -128,7 +128,10 @@ fi
 if [[ $ONLY == *N* ]] && ((HAVE_TORCH)); then
   echo "== N: the same program on NVIDIA's NCCL (no mkccl-exec), $NV_RANKS rank(s): NVIDIA must be found serving"
   name=torch_nvidia_${NV_RANKS}rank
-  fw_case "$name" 90 FW_EXPECT=nvidia FW_CHECKS=smoke,proof FW_HOSTID_PER_RANK=1 -- \
+  # symm_mem too where picked: across its "hosts" NVIDIA's copy needs GIN, and the check says NOTRUN.
+  NV_CHECKS=smoke,proof
+  [[ ${FW_CHECKS:-all} == *all* || ${FW_CHECKS:-} == *symm_mem* ]] && NV_CHECKS=smoke,symm_mem,proof
+  fw_case "$name" 90 FW_EXPECT=nvidia FW_CHECKS=$NV_CHECKS FW_HOSTID_PER_RANK=1 -- \
     "${TORCHRUN[@]}" --nproc-per-node "$NV_RANKS" $FW/torch_check.py
   fw_need "$name" "PASS proof.nvidia .*served by NVIDIA" "$NV_RANKS"
 fi

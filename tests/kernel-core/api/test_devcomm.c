@@ -76,6 +76,48 @@ static void check_layout(void) {
   CHECK(a == 99 && b == 99 && c == 99);
 }
 
+/* PyTorch asks every device communicator for rail GIN barriers: with one
+ * LSA team the rail team is a rank alone and NCCL builds them without GIN,
+ * so mkccl does too (no engine); across LSA teams they take GIN. */
+static void check_rail_barriers(void) {
+  ncclDevCommRequirements_t reqs;
+  memset(&reqs, 0, sizeof(reqs));
+  reqs.lsaBarrierCount = 32;
+  reqs.railGinBarrierCount = 32;
+  CHECK(api_devcomm_refusal(&reqs) == NULL);
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 1), 0);
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 0), 1);
+  reqs.railGinBarrierCount = 0;
+  reqs.barrierCount = 2;
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 1), 0);
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 0), 1);
+  reqs.barrierCount = 0;
+  reqs.railGinBarrierCount = 1;
+  reqs.ginSignalCount = 1;
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 1), 1);
+  /* NCCL's layout: an epoch per barrier and GIN context, signals from signal0. */
+  ncclGinBarrierHandle_t h;
+  ncclDevResourceRequirements_t r;
+  memset(&h, 0x5a, sizeof(h));
+  memset(&r, 0x5a, sizeof(r));
+  api_devcomm_rail_barrier(32, 3, &h, &r);
+  CHECK(r.bufferSize == 32 * 4 * sizeof(uint32_t));
+  CHECK(r.bufferAlign == sizeof(uint32_t));
+  CHECK(r.outBufferHandle == &h.bufHandle && r.next == NULL);
+  CHECK(r.ginSignalCount == 0 && r.ginCounterCount == 0 && r.outGinSignalStart == NULL);
+  CHECK_EQ_INT((int)h.signal0, 3);
+  /* Laid out after the LSA barrier: its own handle, past the LSA barrier's buffer. */
+  ncclLsaBarrierHandle_t lh;
+  ncclDevResourceRequirements_t lr;
+  CHECK_NCCL(ncclLsaBarrierCreateRequirement((ncclTeam_t){4, 1, 1}, 32, &lh, &lr));
+  lr.next = &r;
+  size_t total = 0;
+  CHECK_NCCL(api_devcomm_layout(&lr, &total, "test"));
+  CHECK_EQ_INT((int)lh.bufHandle, 0);
+  CHECK_EQ_INT((int)h.bufHandle, (int)(((3 * 32 + 32 * 4) * 4 + 127) / 128));
+  CHECK(total == (size_t)h.bufHandle * 128 + 512);
+}
+
 /* Per barrier one signal and an epoch per context, as 2.28's
  * gin_barrier__funcs.h reads them. */
 static void check_gin_barrier(ncclComm_t comm) {
@@ -158,6 +200,8 @@ static void check_create(ncclComm_t comm) {
   reqs.barrierCount = 1;
   check_create_fails(comm, &reqs, ncclInvalidUsage, "host communicator");
   reqs.barrierCount = 0;
+  reqs.railGinBarrierCount = 4;
+  check_create_fails(comm, &reqs, ncclInvalidUsage, "host communicator");
   reqs.railGinBarrierCount = -1;
   check_create_fails(comm, &reqs, ncclInvalidArgument, "negative barrier count");
   reqs.railGinBarrierCount = 0;
@@ -192,6 +236,7 @@ static int rank_main(int rank, int n, void* arg) {
   check_lsa_barrier();
   check_ll_a2a();
   check_layout();
+  check_rail_barriers();
   check_gin_barrier(comm);
   check_gin_ids();
   check_create(comm);

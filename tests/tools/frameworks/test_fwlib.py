@@ -229,6 +229,49 @@ MAPS = """\
 """
 
 
+class SymmMem(unittest.TestCase):
+    def test_scatter_slots_name_sender_and_receiver(self):
+        for n in (1, 2, 4):
+            for r in range(n):
+                got = fwlib.symm_scatter_expected(n, r, 5)
+                self.assertEqual(len(got), n * 5)
+                self.assertEqual(len(set(got)), n * 5)
+                others = set(v for q in range(n) if q != r for v in fwlib.symm_scatter_expected(n, q, 5))
+                self.assertFalse(set(got) & others)  # no rank's result is another's
+                if n > 1:
+                    self.assertEqual(got[5], fwlib.tagged(1, r, 0))  # slot 1 is rank 1's
+
+    def test_rounds_act_once_on_every_rank_never_on_self(self):
+        self.assertEqual(fwlib.symm_rounds(1), [])
+        for n in (2, 3, 4):
+            rounds = fwlib.symm_rounds(n)
+            self.assertEqual(sorted(a for a, _ in rounds), list(range(n)))
+            self.assertEqual(sorted(t for _, t in rounds), list(range(n)))
+            self.assertTrue(all(a != t for a, t in rounds))
+
+    def test_round_expected(self):
+        v = lambda r: [r * 10, r * 10 + 1]  # noqa: E731
+        self.assertEqual(fwlib.symm_round_expected(4, 2, 1, 2, v, "put"), v(1))
+        self.assertEqual(fwlib.symm_round_expected(4, 1, 1, 2, v, "put"), v(1))
+        self.assertEqual(fwlib.symm_round_expected(4, 3, 1, 2, v, "put"), v(3))
+        self.assertEqual(fwlib.symm_round_expected(4, 1, 1, 2, v, "get"), v(2))
+        self.assertEqual(fwlib.symm_round_expected(4, 2, 1, 2, v, "get"), v(2))
+        self.assertEqual(fwlib.symm_round_expected(4, 0, 1, 2, v, "get"), v(0))
+
+    def test_refusal_is_torchs_not_nccl(self):
+        self.assertIn("NYI", fwlib.symm_refusal("NYI\nException raised from barrier at NCCLSymmetricMemory.cu:210"))
+        self.assertIsNotNone(fwlib.symm_refusal("NCCL symmetric memory is not supported. Requires NCCL >= 2.28.9"))
+        self.assertIsNone(fwlib.symm_refusal("ncclDevCommCreate failed NCCL error in: ...: invalid usage"))
+        self.assertIsNone(fwlib.symm_refusal("Failed to window register segment: NCCL error: unhandled system error"))
+        self.assertIsNone(fwlib.symm_refusal("CUDA error: an illegal memory access was encountered"))
+        self.assertIsNone(fwlib.symm_refusal("2 of 1031 differ: element 0 is 1.0, expected 2.0"))
+
+    def test_hosts(self):
+        self.assertIsNone(fwlib.hosts_of(["a", "a", "a"]))
+        self.assertIsNone(fwlib.hosts_of(["a"]))
+        self.assertIn("2 hosts", fwlib.hosts_of(["fwhost0", "fwhost1"]))
+
+
 class Maps(unittest.TestCase):
     def test_parse_and_lookup(self):
         maps = fwlib.parse_maps(MAPS)

@@ -312,6 +312,59 @@ def alltoall_uneven_expected(nranks, rank):
     return [tagged(j, rank, k) for j in range(nranks) for k in range(splits[j][rank])]
 
 
+# ---------------------------------------------------- symmetric memory
+
+def symm_scatter_expected(nranks, rank, m):
+    """What rank `rank`'s buffer holds after every rank q stored
+    tagged(q, peer, k) into slot q of every peer's buffer."""
+    return [tagged(q, rank, k) for q in range(nranks) for k in range(m)]
+
+
+def symm_rounds(nranks):
+    """One-sided rounds: in round s rank s acts on rank s+1 (a ring), so
+    no buffer is written (or read) while its owner refills it, and every
+    rank is acted on once."""
+    if nranks < 2:
+        return []
+    return [(s, (s + 1) % nranks) for s in range(nranks)]
+
+
+def symm_round_expected(nranks, rank, actor, target, value, op):
+    """Rank `rank`'s buffer after a round in which `actor` did op ("put":
+    its values into target's buffer; "get": target's values into its own)
+    with every rank starting from value(its rank)."""
+    if op == "put" and rank == target:
+        return value(actor)
+    if op == "get" and rank == actor:
+        return value(target)
+    return value(rank)
+
+
+_SYMM_REFUSAL = re.compile(r"\bNYI\b|not (yet )?(implemented|supported)|requires NCCL|"
+                           r"only supported|does not support|unsupported|multicast", re.I)
+
+
+def symm_refusal(text):
+    """torch's own refusal of a symmetric-memory call (an operation its NCCL
+    backend leaves unimplemented), as a NOTRUN reason; an NCCL failure
+    (a result code torch names) never is one."""
+    first = " ".join(str(text).strip().split("\n")[0].split())
+    if re.search(r"NCCL error|nccl[A-Z][a-zA-Z]* failed|ncclInvalid|ncclInternal|ncclSystem|ncclUnhandled|"
+                 r"CUDA error|illegal", str(text)):
+        return None
+    if _SYMM_REFUSAL.search(first):
+        return "torch refuses it: " + first[:240]
+    return None
+
+
+def hosts_of(ids):
+    """None when every rank's host id is the same, else a description."""
+    distinct = sorted(set(ids))
+    if len(distinct) <= 1:
+        return None
+    return "%d hosts (%s)" % (len(distinct), ", ".join(distinct[:4]))
+
+
 # ----------------------------------------------------------- fp8 bit patterns
 
 FP8 = {"float8_e4m3fn": (4, 3, 7), "float8_e5m2": (5, 2, 15)}  # exponent bits, mantissa bits, bias

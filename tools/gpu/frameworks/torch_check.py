@@ -14,7 +14,7 @@ any rank failed one. Environment:
   FW_MKCCL_LIB    mkccl's library (mkccl-exec --lib), for the proof
   FW_EXPECT       mkccl (default) or nvidia: which library must have served
   FW_CHECKS       comma-separated groups (default all): init smoke allreduce
-                  colls groups ddp fsdp graph mempool abort shrink proof
+                  colls groups ddp fsdp graph mempool abort shrink symm_mem proof
   FW_DEADLINE_S   bound on the whole run (default 240 s)
   FW_HOSTID_PER_RANK=1  NCCL_HOSTID differs by rank (NVIDIA's NCCL then
                   takes ranks sharing a GPU for ranks on different hosts)
@@ -857,6 +857,312 @@ def check_shrink():
     return "rank %d of the shrunk group of %d, all_reduce right" % (dist.get_rank(ng), len(survivors))
 
 
+# ------------------------------------------------------ symmetric memory
+
+# Symmetric tensors stay alive to the end: torch never deregisters their
+# windows, so freeing one would free memory a window still maps.
+SYMM_KEEP = []
+
+
+class Symm:
+    """torch's symmetric memory on its NCCL backend: the module, the world
+    group's name, and whether the ranks share a host (NCCL maps peers for
+    loads and stores only within one)."""
+
+    def __init__(self):
+        try:
+            import torch.distributed._symmetric_memory as sm
+        except ImportError as e:
+            raise NotRun("torch %s has no torch.distributed._symmetric_memory: %s" % (torch.__version__, e))
+        self.sm = sm
+        self.group = dist.group.WORLD
+        self.name = getattr(self.group, "group_name", None)
+        store = default_store()
+        store.set("fw/symm/host/%d" % RANK, os.environ.get("NCCL_HOSTID") or os.uname().nodename)
+        self.hosts = fwlib.hosts_of([store.get("fw/symm/host/%d" % r).decode() for r in range(WORLD)])
+        self.hdl = None
+        self.broken = None  # why the checks after rendezvous cannot run
+
+    def empty(self, n, dtype=torch.float32):
+        t = self.sm.empty(n, dtype=dtype, device=DEV)
+        SYMM_KEEP.append(t)
+        return t
+
+    def rendezvous(self, t):
+        try:
+            return self.sm.rendezvous(t, group=self.group)
+        except Exception as e:  # noqa: BLE001 - classified below
+            r = fwlib.symm_refusal(e)
+            if r:
+                raise NotRun(r)
+            if self.hosts:
+                # NCCL's device API reaches peers on other hosts only through
+                # GIN (the network): a copy without it refuses.
+                raise NotRun("ranks on %s: rendezvous needs NCCL's network side (GIN) there: %s: %s" % (
+                    self.hosts, type(e).__name__, " ".join(str(e).split())[:300]))
+            raise
+
+    def need(self):
+        if self.broken:
+            raise NotRun(self.broken)
+        if self.hosts:
+            raise NotRun("ranks on %s: peers' buffers are mapped only within a host" % self.hosts)
+
+    def op(self, name):
+        ops = getattr(torch.ops, "symm_mem", None)
+        fn = getattr(ops, name, None) if ops is not None else None
+        if fn is None:
+            raise NotRun("torch %s has no torch.ops.symm_mem.%s" % (torch.__version__, name))
+        return fn
+
+
+def sync_all():
+    torch.cuda.synchronize()
+    dist.barrier()
+    torch.cuda.synchronize()
+
+
+def symm_values(r, n, salt):
+    return [fwlib.coll_value(r, i, salt) for i in range(n)]
+
+
+def zero_own_signal_pad(S, hdl):
+    """Signal pads start as ncclMemAlloc left them; torch's kernels expect zeros."""
+    pad = getattr(hdl, "get_signal_pad", None)
+    if pad is not None:
+        pad(RANK).zero_()
+    sync_all()
+
+
+def check_symm_mem():
+    n, m = COUNT, 257
+    try:
+        S = Symm()
+    except NotRun as e:
+        REP.notrun("symm_mem", e)
+        return
+
+    def backend():
+        setb = getattr(S.sm, "set_backend", None)
+        if setb is None:
+            raise NotRun("torch %s has no symm_mem.set_backend" % torch.__version__)
+        try:
+            setb("NCCL")
+        except Exception as e:  # noqa: BLE001 - torch built without it refuses
+            raise NotRun("torch refuses set_backend('NCCL'): %s" % " ".join(str(e).split())[:300])
+        getb = getattr(S.sm, "get_backend", None)
+        seen = getb(DEV) if getb is not None else None
+        if seen is not None and seen != "NCCL":
+            raise CheckFailed("get_backend says %r after set_backend('NCCL')" % seen)
+        enable = getattr(S.sm, "enable_symm_mem_for_group", None)
+        if enable is not None and S.name is not None:
+            enable(S.name)
+        return "backend %s%s" % (seen or "NCCL (get_backend missing)",
+                                 "; ranks on " + S.hosts if S.hosts else "")
+
+    if not run_check(REP, "symm_mem.set_backend", backend, 30):
+        REP.notrun("symm_mem", "the NCCL backend could not be selected")
+        return
+    state = {}
+
+    def empty_and_rendezvous():
+        t = S.empty(n)
+        t.copy_(f32(symm_values(RANK, n, 130)))
+        state["t"] = t
+        hdl = S.rendezvous(t)
+        state["hdl"] = hdl
+        if hdl.rank != RANK or hdl.world_size != WORLD:
+            raise CheckFailed("handle says rank %d of %d" % (hdl.rank, hdl.world_size))
+        ptrs = list(hdl.buffer_ptrs)
+        if len(ptrs) != WORLD:
+            raise CheckFailed("%d buffer pointers for %d ranks" % (len(ptrs), WORLD))
+        if not S.hosts and (0 in ptrs or len(set(ptrs)) != WORLD):
+            raise CheckFailed("buffer pointers not one per peer: %s" % [hex(p) for p in ptrs])
+        size = getattr(hdl, "buffer_size", None)
+        if size is not None and size < n * 4:
+            raise CheckFailed("buffer_size %d, less than the %d bytes allocated" % (size, n * 4))
+        return "%d peers' buffers mapped%s" % (len(ptrs), ", buffer_size %s" % size if size else "")
+
+    def rendezvous_check():
+        try:
+            return empty_and_rendezvous()
+        except NotRun as e:
+            S.broken = "rendezvous did not run: %s" % e
+            raise
+        except Exception:
+            S.broken = "rendezvous failed (FAIL symm_mem.rendezvous)"
+            raise
+
+    if not run_check(REP, "symm_mem.rendezvous", rendezvous_check, 60):
+        S.broken = S.broken or "rendezvous failed"
+
+    def peer_buffers():
+        S.need()
+        hdl, t = state["hdl"], state["t"]
+        sync_all()
+        for p in range(WORLD):
+            got = hdl.get_buffer(p, (n,), torch.float32).clone()
+            compare(read(got, "float32"), symm_values(p, n, 130), what="rank %d's element" % p)
+        return "every peer's buffer read through get_buffer"
+
+    def peer_stores():
+        S.need()
+        t = S.empty(WORLD * m)
+        t.fill_(-1.0)
+        hdl = S.rendezvous(t)
+        sync_all()
+        for p in range(WORLD):
+            dst = hdl.get_buffer(p, (WORLD, m), torch.float32)
+            dst[RANK].copy_(f32([fwlib.tagged(RANK, p, k) for k in range(m)]))
+        sync_all()
+        compare(read(t, "float32"), fwlib.symm_scatter_expected(WORLD, RANK, m))
+        return "every rank stored its slot in every peer's buffer"
+
+    def signal_pads():
+        S.need()
+        hdl = state["hdl"]
+        if not hasattr(hdl, "get_signal_pad"):
+            raise NotRun("the handle has no get_signal_pad in torch %s" % torch.__version__)
+        if len(list(hdl.signal_pad_ptrs)) != WORLD:
+            raise CheckFailed("%d signal pad pointers for %d ranks" % (len(list(hdl.signal_pad_ptrs)), WORLD))
+        nxt = (RANK + 1) % WORLD
+        sync_all()
+        # Only the last word, one writer per pad: torch's kernels use the front.
+        hdl.get_signal_pad(nxt).view(torch.int32)[-1:].fill_(7000 + RANK)
+        sync_all()
+        got = [int(hdl.get_signal_pad(p).view(torch.int32)[-1:].clone().cpu().item()) for p in range(WORLD)]
+        hdl.get_signal_pad(RANK).view(torch.int32)[-1:].fill_(0)
+        sync_all()
+        exp = [7000 + (p - 1) % WORLD for p in range(WORLD)]
+        if got != exp:
+            raise CheckFailed("the pads' last words are %s, expected %s" % (got, exp))
+        return "each rank stored in the next rank's signal pad; every pad read by every rank"
+
+    def barrier():
+        S.need()
+        hdl = state["hdl"]
+        store, key = default_store(), "fw/symm/barrier_mark"
+        sync_all()
+        if RANK == 0:
+            time.sleep(0.3)
+            store.set(key, "1")
+        hdl.barrier(channel=0)
+        torch.cuda.synchronize()
+        if not store.check([key]):
+            raise CheckFailed("the handle's barrier returned before rank 0 reached it")
+
+    def signal_ring():
+        S.need()
+        hdl = state["hdl"]
+        if WORLD < 2:
+            raise NotRun("one rank")
+        nxt, prv = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+        sync_all()
+        if RANK % 2 == 0:
+            hdl.put_signal(nxt, channel=0)
+            hdl.wait_signal(prv, channel=0)
+        else:
+            hdl.wait_signal(prv, channel=0)
+            hdl.put_signal(nxt, channel=0)
+        torch.cuda.synchronize()
+        return "a ring of put_signal/wait_signal"
+
+    def one_sided(kind):
+        S.need()
+        if S.name != "0":
+            raise NotRun("torch's nccl_%s uses group '0'; the world group is %r" % (kind, S.name))
+        if WORLD < 2:
+            raise NotRun("one rank")
+        fn = S.op({"put": "nccl_put", "get": "nccl_get", "signal": "nccl_put_with_signal"}[kind])
+        wait = S.op("nccl_wait_for_signal") if kind == "signal" else None
+        salt = {"put": 150, "get": 151, "signal": 152}[kind]
+        t = S.empty(n)
+        hdl = S.rendezvous(t)
+        if kind == "signal":
+            zero_own_signal_pad(S, hdl)
+        for rnd, (actor, target) in enumerate(fwlib.symm_rounds(WORLD)):
+            t.copy_(f32(symm_values(RANK, n, salt)))
+            sync_all()
+            if kind == "signal":
+                if RANK == actor:
+                    fn(t, 100 + rnd, target)
+                elif RANK == target:
+                    wait(t, 100 + rnd)  # the signal, not a barrier, orders the read
+            elif RANK == actor:
+                fn(t, target)
+            if kind != "signal":
+                sync_all()
+            torch.cuda.synchronize()
+            op = "get" if kind == "get" else "put"
+            exp = fwlib.symm_round_expected(WORLD, RANK, actor, target,
+                                            lambda r: symm_values(r, n, salt), op)
+            compare(read(t, "float32"), exp, what="round %d (rank %d to %d) element" % (rnd, actor, target))
+            sync_all()
+        return "%d rounds, rank s on rank s+1" % WORLD
+
+    def reduce_op(name, inplace=False, out=False):
+        S.need()
+        fn = S.op(name)
+        salt, big = 160 + len(name), 4096  # a multiple of every rank count's split
+        t = S.empty(big)
+        hdl = S.rendezvous(t)
+        zero_own_signal_pad(S, hdl)
+        t.copy_(f32(symm_values(RANK, big, salt)))
+        sync_all()
+        if out:
+            res = torch.full((big,), -1.0, device=DEV)
+            fn(t, "sum", S.name, res)
+        else:
+            res = fn(t, "sum", S.name)
+            if inplace:
+                res = t
+        torch.cuda.synchronize()
+        compare(read(res, "float32"), [sum(fwlib.coll_value(r, i, salt) for r in range(WORLD)) for i in range(big)])
+        sync_all()
+        return "%d floats" % (big)
+
+    def c10d_on_symm():
+        S.need()
+        t = S.empty(n)
+        S.rendezvous(t)  # windows registered: NCCL may take its symmetric path
+        t.copy_(f32(symm_values(RANK, n, 170)))
+        dist.all_reduce(t)
+        compare(read(t, "float32"), [sum(fwlib.coll_value(r, i, 170) for r in range(WORLD)) for i in range(n)])
+        return "all_reduce on a rendezvoused tensor"
+
+    def classify(e):
+        return fwlib.symm_refusal(e)
+
+    for name, fn, lim in (("symm_mem.get_buffer", peer_buffers, 45),
+                          ("symm_mem.get_buffer.store", peer_stores, 45),
+                          ("symm_mem.signal_pad", signal_pads, 45),
+                          ("symm_mem.barrier", barrier, 45),
+                          ("symm_mem.put_signal_wait_signal", signal_ring, 45),
+                          ("symm_mem.nccl_put", lambda: one_sided("put"), 60),
+                          ("symm_mem.nccl_get", lambda: one_sided("get"), 60),
+                          ("symm_mem.nccl_put_with_signal", lambda: one_sided("signal"), 60),
+                          ("symm_mem.one_shot_all_reduce", lambda: reduce_op("one_shot_all_reduce"), 60),
+                          ("symm_mem.one_shot_all_reduce_out",
+                           lambda: reduce_op("one_shot_all_reduce_out", out=True), 60),
+                          ("symm_mem.two_shot_all_reduce_",
+                           lambda: reduce_op("two_shot_all_reduce_", inplace=True), 60),
+                          ("symm_mem.c10d_all_reduce", c10d_on_symm, 45)):
+        run_check(REP, name, fn, lim, classify)
+
+    # Multicast is never created here (no NVLink multicast, NCCL_NVLS_ENABLE=0).
+    hdl = state.get("hdl")
+    mc = getattr(hdl, "multicast_ptr", None) if hdl is not None else None
+    gpu_mc = fwlib.cuda_multicast_supported(DEV.index)
+    why = "needs NVLink multicast: the handle's multicast_ptr is %s, the GPU's multicast support %s" % (
+        "0" if not mc else hex(mc), {0: "none", 1: "yes"}.get(gpu_mc, "unknown"))
+    for name in ("multimem_all_reduce_", "multimem_one_shot_all_reduce", "multimem_all_gather_out"):
+        REP.notrun("symm_mem." + name, why)
+    ops = getattr(torch.ops, "symm_mem", None)
+    for name in ("nccl_all_gather_offset", "nccl_reduce_scatter_offset"):
+        if ops is not None and hasattr(ops, name):
+            REP.notrun("symm_mem." + name, "in torch %s but not checked here (device-API reductions)" % torch.__version__)
+
+
 # ------------------------------------------------------------------ proof
 
 def check_proof():
@@ -958,6 +1264,8 @@ def main():
         run_check(REP, "abort.idle", check_abort_idle, 60)
     if want("shrink"):
         run_check(REP, "shrink_group", check_shrink, 90)
+    if want("symm_mem"):
+        check_symm_mem()
     if want("proof"):
         run_check(REP, "proof", check_proof, 60)
     if want("abort"):
