@@ -6,6 +6,8 @@
  * served ncclCommInitRank (dladdr), so a run shows whose libnccl it used.
  *
  *   SAMPLE N     N ranks, each on GPU rank % (GPUs seen)
+ * With DEVAPI_HOSTID_PER_RANK=1 each rank sets its own NCCL_HOSTID first,
+ * so every rank is a host of its own (its own LSA team; peers over GIN).
  * Exit 0 and a last line "PASS ..." when every rank's result was right. */
 #ifndef DEVAPI_RANKS_H
 #define DEVAPI_RANKS_H
@@ -87,6 +89,12 @@ static int devapi_run(const char* name, int argc, char** argv, int (*body)(ncclC
     pids[r] = fork();
     if (pids[r] == 0) {
       alarm((unsigned)limitSec); /* a rank that hangs dies, and the run fails */
+      const char* perRank = getenv("DEVAPI_HOSTID_PER_RANK");
+      if (perRank && atoi(perRank)) {
+        char host[64];
+        snprintf(host, sizeof(host), "devapi-host-%d", r);
+        setenv("NCCL_HOSTID", host, 1);
+      }
       ncclComm_t comm = devapi_comm_init(sh, r, n);
       int bad = body(comm, r, n);
       DEVAPI_NCCL(ncclCommDestroy(comm));

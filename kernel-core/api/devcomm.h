@@ -7,11 +7,10 @@
 
 #include "api/device_api.h"
 
-#define API_GIN_NOT_YET "GIN (the device API's network side) is not implemented yet in mkccl"
+struct ncclComm;
 
-/* Why mkccl cannot make what `reqs` asks (multimem, GIN), or NULL.
- * oneLsaTeam: every rank is in this rank's LSA team. */
-const char* api_devcomm_refusal(const ncclDevCommRequirements_t* reqs, int oneLsaTeam);
+/* Why mkccl cannot make what `reqs` asks (multimem), or NULL. */
+const char* api_devcomm_refusal(const ncclDevCommRequirements_t* reqs);
 
 /* The rail GIN barrier's buffer, as NCCL lays it out on a device
  * communicator whose rail team is one rank (nothing to signal). */
@@ -22,5 +21,28 @@ void api_devcomm_rail_barrier(int nBarriers, int signal0, ncclGinBarrierHandle_t
  * 128-byte units), in list order, on max(128, bufferAlign); *total: the
  * window's bytes. fn names the caller in errors. */
 ncclResult_t api_devcomm_layout(ncclDevResourceRequirements_t* head, size_t* total, const char* fn);
+
+/* GIN ids of the list: the caller's own signals and counters first
+ * (nSignals, nCounters: they start at 0), then each requirement's, in
+ * list order (*outGinSignalStart, *outGinCounterStart); the totals. No id
+ * is written when a count is refused. */
+ncclResult_t api_devcomm_gin_ids(ncclDevResourceRequirements_t* head, int nSignals, int nCounters, int* totalSignals,
+                                 int* totalCounters, const char* fn);
+
+__attribute__((visibility("default"))) ncclResult_t pncclGinBarrierCreateRequirement(
+    struct ncclComm* comm, ncclTeam_t team, int nBarriers, ncclGinBarrierHandle_t* outHandle,
+    ncclDevResourceRequirements_t* outReq);
+
+/* GIN (devcomm_gin.c). Wanted: the requirements ask for it, or some rank
+ * is beyond this rank's LSA team (oneLsaTeam 0). */
+typedef struct api_devcomm_gin api_devcomm_gin_t;
+int api_devcomm_gin_wanted(const ncclDevCommRequirements_t* reqs, int oneLsaTeam);
+/* ncclSuccess when NCCL_GIN_TYPE names a backend mkccl builds. */
+ncclResult_t api_devcomm_gin_backend(const char* fn);
+/* Collective: the engine, its device context bound by the caller; d's GIN fields filled. */
+ncclResult_t api_devcomm_gin_create(struct ncclComm* comm, int contexts, int nSignals, int nCounters,
+                                    ncclDevComm_t* d, api_devcomm_gin_t** out);
+/* Collective: lets every rank's puts land, then stops and frees. */
+ncclResult_t api_devcomm_gin_destroy(api_devcomm_gin_t* g);
 
 #endif

@@ -2,8 +2,9 @@
  * barriers, resource buffers, LL all-to-all slots) for kernels that load
  * and store into their LSA peers' windows. Every resource buffer lives in
  * one window per device communicator, zeroed, its buffers at 128-byte
- * handles. GIN (the network side) and multimem (NVLink multicast) are not
- * built: asking for them is an error that says so. */
+ * handles. GIN, the network side, runs through mkccl's proxy backend
+ * (devcomm_gin.c); multimem (NVLink multicast) is not built: asking for it
+ * is an error that says so. */
 #include <stddef.h>
 #include <string.h>
 
@@ -37,12 +38,6 @@ MK_API(ncclResult_t, LsaBarrierCreateRequirement, ncclTeam_t team, int nBarriers
   return ncclSuccess;
 }
 
-MK_API(ncclResult_t, GinBarrierCreateRequirement, ncclComm_t comm, ncclTeam_t team, int nBarriers,
-       ncclGinBarrierHandle_t* outHandle, ncclDevResourceRequirements_t* outReq) {
-  (void)comm, (void)team, (void)nBarriers, (void)outHandle, (void)outReq;
-  return api_not_implemented("ncclGinBarrierCreateRequirement", "GIN, the device API's network side");
-}
-
 MK_API(ncclResult_t, LLA2ACreateRequirement, int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,
        ncclDevResourceRequirements_t* outReq) {
   const char* fn = "ncclLLA2ACreateRequirement";
@@ -71,8 +66,10 @@ MK_API(ncclResult_t, DevCommCreate, ncclComm_t comm, ncclDevCommRequirements_t c
     return MK_FAIL(ncclInvalidArgument, "%s: negative barrier count", fn);
   int lsaRank, lsaSize;
   api_window_lsa(comm, &lsaRank, &lsaSize);
-  const char* refused = api_devcomm_refusal(reqs, lsaSize == comm->nRanks);
+  const char* refused = api_devcomm_refusal(reqs);
   if (refused) return MK_FAIL(ncclInvalidUsage, "%s: %s", fn, refused);
+  int gin = api_devcomm_gin_wanted(reqs, lsaSize == comm->nRanks);
+  if (gin) MK_CHECK(api_devcomm_gin_backend(fn));
   if (comm->cudaDev < 0)
     return MK_FAIL(ncclInvalidUsage, "%s: rank %d is a host communicator: device communicators need a GPU", fn,
                    comm->rank);
@@ -86,19 +83,28 @@ MK_API(ncclResult_t, DevCommCreate, ncclComm_t comm, ncclDevCommRequirements_t c
   d.lsaSize = lsaSize;
   d.lsaSize_rcp32 = devcomm_rcp32((uint32_t)lsaSize);
 
-  /* Our LSA barrier first, the rail barrier's epochs (a kernel's world
-   * barrier keeps them, even when it has no peer to signal), then the
-   * user's buffers (the list is theirs: only linked to, never changed). */
+  /* Our LSA barrier first, the rail barrier (a kernel's world barrier
+   * keeps its epochs even with no peer to signal; with GIN its signals
+   * too), then the user's buffers (the list is theirs: only linked to,
+   * never changed). */
   ncclDevResourceRequirements_t lsaBar, railBar;
   int nLsaBarriers = reqs->lsaBarrierCount > reqs->barrierCount ? reqs->lsaBarrierCount : reqs->barrierCount;
   int nRailBarriers = reqs->railGinBarrierCount > reqs->barrierCount ? reqs->railGinBarrierCount : reqs->barrierCount;
   ncclTeam_t lsa = {lsaSize, lsaRank, 1};
   MK_CHECK(pncclLsaBarrierCreateRequirement(lsa, nLsaBarriers, &d.lsaBarrier, &lsaBar));
-  api_devcomm_rail_barrier(nRailBarriers, reqs->ginSignalCount, &d.railGinBarrier, &railBar);
+  if (gin) {
+    ncclTeam_t rail = {comm->nRanks / lsaSize, comm->rank / lsaSize, lsaSize};
+    MK_CHECK(pncclGinBarrierCreateRequirement(comm, rail, nRailBarriers, &d.railGinBarrier, &railBar));
+  } else {
+    api_devcomm_rail_barrier(nRailBarriers, reqs->ginSignalCount, &d.railGinBarrier, &railBar);
+  }
   lsaBar.next = &railBar;
   railBar.next = reqs->resourceRequirementsList;
   size_t total = 0;
+  int nSignals = 0, nCounters = 0;
   MK_CHECK(api_devcomm_layout(&lsaBar, &total, fn));
+  if (gin) MK_CHECK(api_devcomm_gin_ids(&lsaBar, reqs->ginSignalCount, reqs->ginCounterCount, &nSignals, &nCounters, fn));
+  if (gin && total == 0) total = MK_RESOURCE_UNIT; /* the engine's home: DevCommDestroy finds it there */
 
   const exec_ops_t* ops = comm->dp.exec.ops;
   void* callerCtx = NULL;
@@ -116,6 +122,17 @@ MK_API(ncclResult_t, DevCommCreate, ncclComm_t comm, ncclDevCommRequirements_t c
     d.resourceWindow_inlined.stride4G = w->exec.stride4G;
     d.resourceWindow_inlined.lsaRank = lsaRank;
     d.resourceWindow_inlined.worldRank = comm->rank;
+    for (int c = 0; c < MK_GIN_MAX_CONTEXTS; c++) d.resourceWindow_inlined.ginWins[c] = (void*)(uintptr_t)w->ginHandle;
+    if (gin) {
+      res = ops->ctx_save(&callerCtx);
+      if (res == ncclSuccess && (res = ops->bind(comm)) == ncclSuccess)
+        res = api_devcomm_gin_create(comm, reqs->ginContextCount, nSignals, nCounters, &d, &w->gin);
+      ops->ctx_restore(callerCtx);
+      if (res != ncclSuccess) {
+        api_window_destroy(w);
+        return res;
+      }
+    }
   }
   *outDevComm = d;
   return ncclSuccess;
@@ -129,8 +146,17 @@ MK_API(ncclResult_t, DevCommDestroy, ncclComm_t comm, ncclDevComm_t const* devCo
   api_window_t* w = api_window_find(comm, devComm->resourceWindow);
   if (!w || !w->internal)
     return MK_FAIL(ncclInvalidArgument, "%s: devComm was not made by ncclDevCommCreate on this communicator", fn);
+  ncclResult_t res = ncclSuccess;
+  if (w->gin) {
+    const exec_ops_t* ops = comm->dp.exec.ops;
+    void* callerCtx = NULL;
+    res = ops->ctx_save(&callerCtx);
+    if (res == ncclSuccess && (res = ops->bind(comm)) == ncclSuccess) res = api_devcomm_gin_destroy(w->gin);
+    ops->ctx_restore(callerCtx);
+    w->gin = NULL;
+  }
   api_window_destroy(w);
-  return ncclSuccess;
+  return res;
 }
 
 MK_API(ncclResult_t, GinOutboxCreateRequirement, int nBlocks, int sizeLog2, ncclGinOutboxHandle_t* outHandle,
@@ -204,14 +230,16 @@ MK_API(ncclResult_t, CommQueryProperties, ncclComm_t comm, ncclCommProperties_t*
   props->nRanks = comm->nRanks;
   props->cudaDev = comm->cudaDev;
   props->nvmlDev = -1; /* not known: NVML is not loaded */
-  /* LSA windows, barriers and LL A2A (no GIN), where windows can be mapped. */
+  /* LSA windows, barriers and LL A2A where windows can be mapped; GIN
+   * through the proxy wherever a net plugin is bound too. */
   props->deviceApiSupport = comm->cudaDev >= 0 && cuda_vmm_fd_supported(comm->cudaDev);
   props->multimemSupport = false;
+  int ginType = props->deviceApiSupport && comm->dp.net.api ? mkGinTypeProxy : mkGinTypeNone;
   if (props->version > NCCL_VERSION(2, 29, 3)) {
-    if (PROPS_HAS(props, ginType)) props->ginType = mkGinTypeNone;
+    if (PROPS_HAS(props, ginType)) props->ginType = ginType;
     if (PROPS_HAS(props, nLsaTeams)) props->nLsaTeams = comm->nRanks / api_team_lsa_size(comm);
     if (PROPS_HAS(props, hostRmaSupport)) props->hostRmaSupport = false;
-    if (PROPS_HAS(props, railedGinType)) props->railedGinType = mkGinTypeNone;
+    if (PROPS_HAS(props, railedGinType)) props->railedGinType = ginType;
   }
   return ncclSuccess;
 }

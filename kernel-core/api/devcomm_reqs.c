@@ -9,21 +9,34 @@
 static size_t reqs_align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 /* What the requirements ask that mkccl does not build, or NULL. */
-const char* api_devcomm_refusal(const ncclDevCommRequirements_t* reqs, int oneLsaTeam) {
+const char* api_devcomm_refusal(const ncclDevCommRequirements_t* reqs) {
   if (reqs->lsaMultimem) return "lsaMultimem: mkccl never creates NVLink multicast objects (multimem, NVLS)";
   for (const ncclTeamRequirements_t* t = reqs->teamRequirementsList; t; t = t->next)
     if (t->multimem) return "a team requirement asks for multimem: mkccl never creates NVLink multicast objects";
-  if (reqs->ginForceEnable || reqs->ginSignalCount > 0 || reqs->ginCounterCount > 0)
-    return API_GIN_NOT_YET;
-  /* With every rank in one LSA team the rail team is this rank alone, and
-   * NCCL builds its rail barriers without GIN too (PyTorch asks for them
-   * on every device communicator). */
-  if ((reqs->barrierCount > 0 || reqs->railGinBarrierCount > 0) && !oneLsaTeam)
-    return "barriers across LSA teams need GIN barriers, and " API_GIN_NOT_YET;
-  for (const ncclDevResourceRequirements_t* r = reqs->resourceRequirementsList; r; r = r->next)
-    if (r->ginSignalCount > 0 || r->ginCounterCount > 0)
-      return "a resource requirement asks for GIN signals or counters, and " API_GIN_NOT_YET;
   return NULL;
+}
+
+ncclResult_t api_devcomm_gin_ids(ncclDevResourceRequirements_t* head, int nSignals, int nCounters, int* totalSignals,
+                                 int* totalCounters, const char* fn) {
+  for (int assign = 0; assign < 2; assign++) {
+    int64_t sig = nSignals, cnt = nCounters;
+    if (sig < 0 || cnt < 0)
+      return MK_FAIL(ncclInvalidArgument, "%s: %d GIN signals and %d counters asked", fn, nSignals, nCounters);
+    for (ncclDevResourceRequirements_t* r = head; r; r = r->next) {
+      if (r->ginSignalCount < 0 || r->ginCounterCount < 0)
+        return MK_FAIL(ncclInvalidArgument, "%s: a resource requirement asks for %d GIN signals and %d counters", fn,
+                       r->ginSignalCount, r->ginCounterCount);
+      if (assign && r->outGinSignalStart) *r->outGinSignalStart = (ncclGinSignal_t)sig;
+      if (assign && r->outGinCounterStart) *r->outGinCounterStart = (ncclGinCounter_t)cnt;
+      sig += r->ginSignalCount;
+      cnt += r->ginCounterCount;
+      /* GIN descriptors carry 16-bit signal and counter ids. */
+      if (sig > 0xffff || cnt > 0xffff)
+        return MK_FAIL(ncclInvalidArgument, "%s: more than 65535 GIN signals or counters in all", fn);
+    }
+    if (assign) *totalSignals = (int)sig, *totalCounters = (int)cnt;
+  }
+  return ncclSuccess;
 }
 
 /* Handles assigned in list order, each buffer on its alignment (at least

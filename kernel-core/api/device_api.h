@@ -127,7 +127,7 @@ typedef struct ncclDevCommRequirements {
 typedef struct ncclGinOutboxHandle ncclGinOutboxHandle_t;
 typedef struct ncclGinInboxA2AHandle ncclGinInboxA2AHandle_t;
 
-typedef enum { mkGinTypeNone = 0 } mk_gin_type_t;
+typedef enum { mkGinTypeNone = 0, mkGinTypeProxy = 2 } mk_gin_type_t;
 
 /* NCCL 2.29's ncclCommProperties_t; the fields after multimemSupport are
  * read by callers built against 2.29.4 or later (version). */

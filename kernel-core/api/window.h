@@ -22,6 +22,8 @@ typedef struct api_window {
   int flags;
   int mapped;      /* the executor made it (GPU communicators): exec is its */
   int internal;    /* a device communicator's resources: not the user's to deregister */
+  uint64_t ginHandle; /* what GIN descriptors name it by: the same on every rank (creation order) */
+  struct api_devcomm_gin* gin; /* the resource window of a device communicator with GIN: its engine */
   exec_win_t exec;
 } api_window_t;
 
@@ -36,6 +38,9 @@ ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, i
                                api_window_t** out);
 /* The record of `handle` on `comm` (NULL: on any communicator), or NULL. */
 api_window_t* api_window_find(const struct ncclComm* comm, ncclWindow_t handle);
+/* The memory and size of `comm`'s window whose GIN handle is `handle`: 1,
+ * or 0 when none (gin_win_find_fn; arg is the communicator). */
+int api_window_gin_find(void* comm, uint64_t handle, char** ptr, size_t* size);
 /* Unmapped, forgotten, freed. */
 void api_window_destroy(api_window_t* w);
 

@@ -1,14 +1,28 @@
 /* Window records, process-wide, under one lock: registering and finding a
  * window are rare next to collectives. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "api/device_api.h"
 #include "api/window.h"
 #include "base/err.h"
 #include "comm/comm.h"
+#include "cuda/gpu.h"
 
 static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Kernels name a window in GIN descriptors by ginWins[context] of its
+ * description: its GIN handle in every context (ginOffset4K stays 0). */
+static ncclResult_t window_gin_publish(api_window_t* w) {
+  const cuda_gpu_t* g = cuda_gpu();
+  void* wins[MK_GIN_MAX_CONTEXTS];
+  for (int c = 0; c < MK_GIN_MAX_CONTEXTS; c++) wins[c] = (void*)(uintptr_t)w->ginHandle;
+  cu_deviceptr_t at = (cu_deviceptr_t)(uintptr_t)w->handle + offsetof(struct ncclWindow_vidmem, ginWins);
+  cu_result_t r = g ? g->memcpy_htod(at, wins, sizeof(wins)) : CUDA_DRV_ERROR_NO_DEVICE;
+  if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuMemcpyHtoD (window GIN handles)", r);
+  return ncclSuccess;
+}
 static api_window_t* window_list;
 
 void api_window_lsa(const struct ncclComm* comm, int* lsaRank, int* lsaSize) {
@@ -25,6 +39,7 @@ ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, i
   w->size = size;
   w->flags = flags;
   w->handle = (ncclWindow_t)w; /* a host communicator's handle: the record itself */
+  w->ginHandle = ++comm->winCount;
   if (comm->cudaDev >= 0) {
     int lsaRank, lsaSize;
     api_window_lsa(comm, &lsaRank, &lsaSize);
@@ -33,13 +48,17 @@ ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, i
     ncclResult_t res = ops->ctx_save(&callerCtx);
     if (res == ncclSuccess && (res = ops->bind(comm)) == ncclSuccess)
       res = ops->win_create(comm->dp.exec.state, comm, buff, size, lsaRank, lsaSize, listed, &w->exec);
+    if (res == ncclSuccess) {
+      w->mapped = 1;
+      w->handle = w->exec.handle;
+      res = window_gin_publish(w);
+      if (res != ncclSuccess) ops->win_destroy(comm->dp.exec.state, &w->exec);
+    }
     ops->ctx_restore(callerCtx);
     if (res != ncclSuccess) {
       free(w);
       return res;
     }
-    w->mapped = 1;
-    w->handle = w->exec.handle;
     if (!buff) w->userPtr = w->exec.localPtr;
   }
   pthread_mutex_lock(&window_lock);
@@ -71,6 +90,19 @@ int api_window_symm_find(const struct ncclComm* comm, const void* ptr, size_t by
     *out = (api_window_span_t){lo, w->size, w->flags, w->exec.lsaFlatBase, (uint64_t)w->exec.stride4G << 32};
     found = 1;
   }
+  pthread_mutex_unlock(&window_lock);
+  return found;
+}
+
+int api_window_gin_find(void* comm, uint64_t handle, char** ptr, size_t* size) {
+  int found = 0;
+  pthread_mutex_lock(&window_lock);
+  for (api_window_t* w = window_list; w && !found; w = w->next)
+    if (w->comm == comm && w->ginHandle == handle) {
+      *ptr = w->mapped ? w->exec.localPtr : w->userPtr;
+      *size = w->size;
+      found = 1;
+    }
   pthread_mutex_unlock(&window_lock);
   return found;
 }

@@ -78,6 +78,7 @@ struct ncclComm {
   int stagesDone; /* comm_init.c: stages whose init completed */
   int finalizeCalled;
   int busy; /* atomic: threads inside the library on it (comm_abort.c), and whether an abort left it to them */
+  uint32_t winCount; /* windows ever made on it: the next one's GIN handle (api/window_registry.c) */
   int revoked; /* atomic: ncclCommRevoke ended its work; only a parent (Split/Shrink) or torn down now */
 
   /* ---- bootstrap (bootstrap) ---- */

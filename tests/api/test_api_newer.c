@@ -36,7 +36,6 @@ int ncclTeamRankToWorld(ncclComm_t, team_t, int);
 int ncclTeamRankToLsa(ncclComm_t, team_t, int);
 int ncclLLA2ACalcSlots(int maxElts, int maxEltSize);
 ncclResult_t ncclCommQueryProperties(ncclComm_t, props_t*);
-ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t, team_t, int, void*, void*);
 ncclResult_t ncclGinOutboxCreateRequirement(int, int, void*, void*);
 ncclResult_t ncclGinInboxA2ACreateRequirement(team_t, int, int, void*, void*);
 void ncclResetDebugInitInternal(void);
@@ -139,7 +138,6 @@ static void check_not_implemented(ncclComm_t comm, float* buf) {
   uint16_t u16;
   uint32_t u32;
   uint64_t u64;
-  NOT_YET(ncclGinBarrierCreateRequirement(comm, world, 1, out, out), "ncclGinBarrierCreateRequirement");
   NOT_YET(ncclGinOutboxCreateRequirement(1, 12, out, out), "ncclGinOutboxCreateRequirement");
   NOT_YET(ncclGinInboxA2ACreateRequirement(world, 1, 12, out, out), "ncclGinInboxA2ACreateRequirement");
   NOT_YET(ncclCommGetUniqueId(comm, &id), "ncclCommGetUniqueId");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The device API check: the samples of examples/device-api (kernels built
 # with nvcc against NVIDIA's NCCL 2.28 headers: an AllReduce over LSA loads
-# and stores between LSA barriers, an AllToAll over LL A2A), in well under
+# and stores between LSA barriers, an AllToAll over LL A2A, a ring of GIN
+# puts with signals and a GIN barrier through mkccl's proxy), in well under
 # the budget (ONE_GPU_BUDGET_S, default 520 s). On the build machine:
 #   tools/dev/build.sh && PACK_NVJITLINK=0 tools/gpu/pack.sh
 # then on the GPU machine, from the repository root with .carry/ beside the tree:
@@ -9,7 +10,11 @@
 # Each sample runs on mkccl with 1, 2 and 4 ranks as processes
 # (MKCCL_ALLOW_SAME_GPU=1: all on one GPU when there is one), and with 1
 # rank on NVIDIA's NCCL from the torch package where it has the device API
-# (NCCL refuses two ranks on one GPU); every run must say which
+# (NCCL refuses two ranks on one GPU). The GIN ring runs on mkccl alone
+# (NVIDIA's needs a GIN-capable NIC), with 2 and 4 ranks, once as one host
+# and once with a host per rank (DEVAPI_HOSTID_PER_RANK=1: each rank its
+# own NCCL_HOSTID, so its own LSA team, every peer over GIN and the net
+# plugin); every run must say which
 # libnccl.so.2 served it. Prints PASS/FAIL per case, a table of both, and
 # the verdict; logs go to $OUT/logs.tgz (default /tmp/out).
 set -uo pipefail
@@ -18,7 +23,7 @@ source tools/gpu/gpu_lib.sh
 export NCCL_NVLS_ENABLE=0
 
 SAMPLES=(allreduce_lsa alltoall_ll)
-for s in "${SAMPLES[@]}"; do
+for s in "${SAMPLES[@]}" ring_gin; do
   if [[ ! -x $C/bin/devapi_$s ]]; then
     echo "no $C/bin/devapi_$s: build where nvcc and NCCL 2.28's nccl_device.h are, then tools/gpu/pack.sh" >&2
     fail=1
@@ -49,6 +54,17 @@ for s in "${SAMPLES[@]}"; do
   fi
 done
 
+if [[ -x $C/bin/devapi_ring_gin ]]; then
+  for n in 2 4; do
+    t "ring_gin_mkccl_$n" 90 LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 -- "$C/bin/devapi_ring_gin" "$n"
+    need "ring_gin_mkccl_$n" "library: $C/lib/libnccl.so.2"
+    need "ring_gin_mkccl_$n" "GIN context(s) of type 2"
+    t "ring_gin_hosts_$n" 90 LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 DEVAPI_HOSTID_PER_RANK=1 \
+      -- "$C/bin/devapi_ring_gin" "$n"
+    need "ring_gin_hosts_$n" "LSA team of 1"
+  done
+fi
+
 # Side by side: each case's verdict and the library that ran it.
 echo "== side by side"
 printf "  %-14s %-6s %-8s %s\n" sample ranks mkccl "NVIDIA NCCL"
@@ -58,6 +74,10 @@ for s in "${SAMPLES[@]}"; do
     [[ $n == 1 ]] && nc=${GPU_CASE[${s}_nccl_1]:--}
     printf "  %-14s %-6s %-8s %s\n" "$s" "$n" "${GPU_CASE[${s}_mkccl_$n]:--}" "$nc"
   done
+done
+for n in 2 4; do
+  printf "  %-14s %-6s %-8s %s\n" ring_gin "$n" "${GPU_CASE[ring_gin_mkccl_$n]:--}" "-"
+  printf "  %-14s %-6s %-8s %s\n" ring_gin/hosts "$n" "${GPU_CASE[ring_gin_hosts_$n]:--}" "-"
 done
 grep -h "^library:" "$OUT"/*_nccl_1.log "$OUT"/*_mkccl_1.log 2>/dev/null | sort -u | sed 's/^/  /'
 gpu_done

@@ -19,7 +19,7 @@ for b in mkccl-info mkccl-run mkccl-exec mkccl-perf mkccl-perf-gpu mkccl-netchec
 done
 # The device API samples (tools/gpu/devapi.sh), where they were built (nvcc
 # and NVIDIA's NCCL 2.28 headers at configure).
-for b in devapi_allreduce_lsa devapi_alltoall_ll; do
+for b in devapi_allreduce_lsa devapi_alltoall_ll devapi_ring_gin; do
   if [[ -x build/bin/$b ]]; then cp -a "build/bin/$b" .carry/bin/; fi
 done
 # PACK_HOST_BENCH=1: also the host benchmarks and Open MPI's Debian

@@ -2,7 +2,8 @@
  * field: one list, expanded once against NVIDIA's headers (nvcc) and once
  * against mkccl's (kernel-core/api/device_api.h), so both sides measure
  * the same things. Each side names its window table and entry types
- * devapi_window_table and devapi_window_entry. */
+ * devapi_window_table and devapi_window_entry, and the proxy GIN
+ * backend's context devapi_gin_ctx. */
 #ifndef MKCCL_TEST_DEVAPI_LAYOUT_H
 #define MKCCL_TEST_DEVAPI_LAYOUT_H
 
@@ -46,7 +47,18 @@ typedef struct {
   F(struct ncclDevCommRequirements, railGinBarrierCount) F(struct ncclDevCommRequirements, lsaLLA2ABlockCount)  \
   F(struct ncclDevCommRequirements, lsaLLA2ASlotCount) F(struct ncclDevCommRequirements, ginForceEnable)        \
   F(struct ncclDevCommRequirements, ginContextCount) F(struct ncclDevCommRequirements, ginSignalCount)          \
-  F(struct ncclDevCommRequirements, ginCounterCount)
+  F(struct ncclDevCommRequirements, ginCounterCount)                                                             \
+  S(devapi_gin_ctx) F(devapi_gin_ctx, nranks) F(devapi_gin_ctx, queueSize) F(devapi_gin_ctx, queues)              \
+  F(devapi_gin_ctx, pis) F(devapi_gin_ctx, cis) F(devapi_gin_ctx, counters) F(devapi_gin_ctx, signals)
+
+/* A proxy GIN descriptor as NVIDIA's header's bitfields lay it out
+ * (devapi_layout_nvidia.cu), for the fields the GPU's put writes. */
+typedef struct {
+  int hasInline;
+  unsigned op;
+  unsigned long long size, srcOff, srcWin, dstOff, dstWin, inlineValue, signalValue;
+  unsigned counterId, signalId;
+} devapi_gfd_fields_t;
 
 #define DEVAPI_SIZE(s) {"sizeof(" #s ")", sizeof(s)},
 #define DEVAPI_FIELD(s, f) {"offsetof(" #s ", " #f ")", offsetof(s, f)},

@@ -1,7 +1,8 @@
 /* The host side of the device API with no GPU: the requirement functions
  * (sizes as NCCL's device code reads them), the resource window's layout,
- * what ncclDevCommCreate refuses and how, on host communicators of 2 ranks
- * as processes (which keep working afterwards). */
+ * GIN's requirements and ids, what ncclDevCommCreate refuses and how, on
+ * host communicators of 2 ranks as processes (which keep working
+ * afterwards). Case "gdaki" (NCCL_GIN_TYPE=3): device-direct GIN refused. */
 #include <string.h>
 
 #include "api/devcomm.h"
@@ -77,23 +78,23 @@ static void check_layout(void) {
 
 /* PyTorch asks every device communicator for rail GIN barriers: with one
  * LSA team the rail team is a rank alone and NCCL builds them without GIN,
- * so mkccl must too; across LSA teams they need GIN. */
+ * so mkccl does too (no engine); across LSA teams they take GIN. */
 static void check_rail_barriers(void) {
   ncclDevCommRequirements_t reqs;
   memset(&reqs, 0, sizeof(reqs));
   reqs.lsaBarrierCount = 32;
   reqs.railGinBarrierCount = 32;
-  CHECK(api_devcomm_refusal(&reqs, 1) == NULL);
-  CHECK(api_devcomm_refusal(&reqs, 0) != NULL);
-  CHECK_STR_CONTAINS(api_devcomm_refusal(&reqs, 0), "GIN");
+  CHECK(api_devcomm_refusal(&reqs) == NULL);
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 1), 0);
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 0), 1);
   reqs.railGinBarrierCount = 0;
   reqs.barrierCount = 2;
-  CHECK(api_devcomm_refusal(&reqs, 1) == NULL);
-  CHECK_STR_CONTAINS(api_devcomm_refusal(&reqs, 0), "GIN");
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 1), 0);
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 0), 1);
   reqs.barrierCount = 0;
   reqs.railGinBarrierCount = 1;
   reqs.ginSignalCount = 1;
-  CHECK_STR_CONTAINS(api_devcomm_refusal(&reqs, 1), "GIN");
+  CHECK_EQ_INT(api_devcomm_gin_wanted(&reqs, 1), 1);
   /* NCCL's layout: an epoch per barrier and GIN context, signals from signal0. */
   ncclGinBarrierHandle_t h;
   ncclDevResourceRequirements_t r;
@@ -117,12 +118,45 @@ static void check_rail_barriers(void) {
   CHECK(total == (size_t)h.bufHandle * 128 + 512);
 }
 
-static void check_gin_refused(ncclComm_t comm) {
+/* Per barrier one signal and an epoch per context, as 2.28's
+ * gin_barrier__funcs.h reads them. */
+static void check_gin_barrier(ncclComm_t comm) {
   ncclGinBarrierHandle_t h;
   ncclDevResourceRequirements_t r;
-  CHECK_EQ_INT(ncclGinBarrierCreateRequirement(comm, (ncclTeam_t){2, 0, 1}, 1, &h, &r), ncclInvalidUsage);
-  CHECK_STR_CONTAINS(ncclGetLastError(NULL), "GIN");
-  CHECK_STR_CONTAINS(ncclGetLastError(NULL), "not implemented yet");
+  memset(&r, 0x5a, sizeof(r));
+  CHECK_NCCL(ncclGinBarrierCreateRequirement(comm, (ncclTeam_t){2, 0, 1}, 3, &h, &r));
+  CHECK(r.bufferSize == 3 * 4 * sizeof(uint32_t));
+  CHECK(r.bufferAlign == sizeof(uint32_t));
+  CHECK(r.outBufferHandle == &h.bufHandle && r.next == NULL);
+  CHECK_EQ_INT(r.ginSignalCount, 3);
+  CHECK_EQ_INT(r.ginCounterCount, 0);
+  CHECK(r.outGinSignalStart == &h.signal0 && r.outGinCounterStart == NULL);
+  CHECK_EQ_INT(ncclGinBarrierCreateRequirement(comm, (ncclTeam_t){2, 0, 1}, -1, &h, &r), ncclInvalidArgument);
+  CHECK_EQ_INT(ncclGinBarrierCreateRequirement(comm, (ncclTeam_t){2, 0, 1}, 1, NULL, &r), ncclInvalidArgument);
+}
+
+/* GIN ids: the caller's own first from 0, then each requirement's in list
+ * order; nothing written when a count is refused. */
+static void check_gin_ids(void) {
+  ncclGinSignal_t sa = 99, sb = 99;
+  ncclGinCounter_t ca = 99, cb = 99;
+  ncclDevResourceRequirements_t rb = {NULL, 0, 0, NULL, 5, 0, &sb, &cb};
+  ncclDevResourceRequirements_t ra = {&rb, 0, 0, NULL, 2, 3, &sa, &ca};
+  int ns = 0, nc = 0;
+  CHECK_NCCL(api_devcomm_gin_ids(&ra, 4, 1, &ns, &nc, "test"));
+  CHECK_EQ_INT((int)sa, 4);
+  CHECK_EQ_INT((int)sb, 6);
+  CHECK_EQ_INT((int)ca, 1);
+  CHECK_EQ_INT((int)cb, 4);
+  CHECK_EQ_INT(ns, 11);
+  CHECK_EQ_INT(nc, 4);
+  sa = sb = 99;
+  rb.ginSignalCount = 70000;
+  CHECK_EQ_INT(api_devcomm_gin_ids(&ra, 4, 1, &ns, &nc, "test"), ncclInvalidArgument);
+  CHECK_STR_CONTAINS(ncclGetLastError(NULL), "65535");
+  CHECK(sa == 99 && sb == 99);
+  rb.ginSignalCount = -1;
+  CHECK_EQ_INT(api_devcomm_gin_ids(&ra, 4, 1, &ns, &nc, "test"), ncclInvalidArgument);
 }
 
 /* devComm must stay as the caller left it when the call fails. */
@@ -156,22 +190,18 @@ static void check_create(ncclComm_t comm) {
   reqs.teamRequirementsList = &team;
   check_create_fails(comm, &reqs, ncclInvalidUsage, "multimem");
   reqs.teamRequirementsList = NULL;
+  /* GIN is built, but device communicators need a GPU. */
   reqs.ginSignalCount = 4;
-  check_create_fails(comm, &reqs, ncclInvalidUsage, "GIN");
+  check_create_fails(comm, &reqs, ncclInvalidUsage, "host communicator");
   reqs.ginSignalCount = 0;
   reqs.ginForceEnable = true;
-  check_create_fails(comm, &reqs, ncclInvalidUsage, "GIN");
+  check_create_fails(comm, &reqs, ncclInvalidUsage, "host communicator");
   reqs.ginForceEnable = false;
-  ncclDevResourceRequirements_t res = {NULL, 64, 8, NULL, 0, 2, NULL, NULL};
-  reqs.resourceRequirementsList = &res;
-  check_create_fails(comm, &reqs, ncclInvalidUsage, "GIN signals or counters");
-  /* Host ranks are LSA teams of one: a world barrier would need GIN. */
-  reqs.resourceRequirementsList = NULL;
   reqs.barrierCount = 1;
-  check_create_fails(comm, &reqs, ncclInvalidUsage, "GIN");
+  check_create_fails(comm, &reqs, ncclInvalidUsage, "host communicator");
   reqs.barrierCount = 0;
   reqs.railGinBarrierCount = 4;
-  check_create_fails(comm, &reqs, ncclInvalidUsage, "GIN");
+  check_create_fails(comm, &reqs, ncclInvalidUsage, "host communicator");
   reqs.railGinBarrierCount = -1;
   check_create_fails(comm, &reqs, ncclInvalidArgument, "negative barrier count");
   reqs.railGinBarrierCount = 0;
@@ -207,7 +237,8 @@ static int rank_main(int rank, int n, void* arg) {
   check_ll_a2a();
   check_layout();
   check_rail_barriers();
-  check_gin_refused(comm);
+  check_gin_barrier(comm);
+  check_gin_ids();
   check_create(comm);
   check_pointers(comm);
   float x[4] = {(float)rank, 1, 2, 3};
@@ -217,7 +248,22 @@ static int rank_main(int rank, int n, void* arg) {
   return 0;
 }
 
-int main(void) {
+static int rank_gdaki(int rank, int n, void* arg) {
+  (void)arg;
+  ncclComm_t comm = ranks_comm_init(rank, n);
+  ncclDevCommRequirements_t reqs;
+  memset(&reqs, 0, sizeof(reqs));
+  reqs.ginSignalCount = 1;
+  check_create_fails(comm, &reqs, ncclInvalidUsage, "GDAKI");
+  CHECK_NCCL(ncclCommDestroy(comm));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "gdaki") == 0) {
+    CHECK_EQ_INT(ranks_run(2, rank_gdaki, NULL, 120), 0);
+    return 0;
+  }
   CHECK_EQ_INT(ranks_run(2, rank_main, NULL, 120), 0);
   return 0;
 }
