@@ -98,6 +98,7 @@ static int devapi_run(const char* name, int argc, char** argv, int (*body)(ncclC
       ncclComm_t comm = devapi_comm_init(sh, r, n);
       int bad = body(comm, r, n);
       DEVAPI_NCCL(ncclCommDestroy(comm));
+      fflush(stdout); /* _exit does not flush: a rank's report would be lost in a file */
       _exit(bad ? 1 : 0);
     }
   }

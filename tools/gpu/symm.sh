@@ -34,7 +34,7 @@ if [[ $ONLY == *B* ]]; then
   for n in 2 4; do
     for coll in all_reduce all_gather reduce_scatter; do
       s=bench_${coll}_${n}_symm r=bench_${coll}_${n}_ring
-      t "$s" 120 $G NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING -- $C/bin/mkccl-run -n "$n" -- $C/bin/mkccl-perf-gpu "$coll" "${ARGS[@]}"
+      t "$s" 120 $G NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING MKCCL_SYMM_MAX_BYTES=1048576 -- $C/bin/mkccl-run -n "$n" -- $C/bin/mkccl-perf-gpu "$coll" "${ARGS[@]}"
       need "$s" "Algo symmetric"
       t "$r" 120 $G NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING MKCCL_SYMM_MAX_BYTES=0 -- \
         $C/bin/mkccl-run -n "$n" -- $C/bin/mkccl-perf-gpu "$coll" "${ARGS[@]}"
