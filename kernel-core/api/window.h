@@ -41,6 +41,9 @@ api_window_t* api_window_find(const struct ncclComm* comm, ncclWindow_t handle);
 /* The memory and size of `comm`'s window whose GIN handle is `handle`: 1,
  * or 0 when none (gin_win_find_fn; arg is the communicator). */
 int api_window_gin_find(void* comm, uint64_t handle, char** ptr, size_t* size);
+/* One window still registered on comm, taken off the records (the caller
+ * destroys it), or NULL when none is left. */
+api_window_t* api_window_next_of(const struct ncclComm* comm);
 /* Unmapped, forgotten, freed. */
 void api_window_destroy(api_window_t* w);
 

@@ -107,6 +107,20 @@ int api_window_gin_find(void* comm, uint64_t handle, char** ptr, size_t* size) {
   return found;
 }
 
+api_window_t* api_window_next_of(const struct ncclComm* comm) {
+  api_window_t* found = NULL;
+  pthread_mutex_lock(&window_lock);
+  for (api_window_t** p = &window_list; *p; p = &(*p)->next)
+    if ((*p)->comm == comm) {
+      found = *p;
+      *p = found->next;
+      found->next = NULL;
+      break;
+    }
+  pthread_mutex_unlock(&window_lock);
+  return found;
+}
+
 void api_window_destroy(api_window_t* w) {
   pthread_mutex_lock(&window_lock);
   for (api_window_t** p = &window_list; *p; p = &(*p)->next)

@@ -236,6 +236,8 @@ ncclResult_t comm_profile_stage_init(struct ncclComm* comm);
 void comm_profile_stage_destroy(struct ncclComm* comm);
 ncclResult_t comm_tune_stage_init(struct ncclComm* comm);
 void comm_tune_stage_destroy(struct ncclComm* comm);
+ncclResult_t comm_windows_stage_init(struct ncclComm* comm); /* api/window_comm_stage.c */
+void comm_windows_stage_destroy(struct ncclComm* comm);
 
 /* ---- CUDA (comm_cuda.c): TODO(cuda shim) ----------------------------------------------------- */
 int comm_cuda_device_count(void);

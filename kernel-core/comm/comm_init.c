@@ -12,6 +12,7 @@ static const comm_stage_t comm_stages[] = {
     {"watch", comm_watch_stage_init, NULL, comm_watch_stage_destroy},
     {"profile", comm_profile_stage_init, NULL, comm_profile_stage_destroy},
     {"data-path", comm_dp_stage_init, comm_dp_stage_finalize, comm_dp_stage_destroy},
+    {"windows", comm_windows_stage_init, NULL, comm_windows_stage_destroy}, /* gone before the data path */
     {"tune", comm_tune_stage_init, NULL, comm_tune_stage_destroy},
     {"goodbye", comm_watch_goodbye_stage_init, NULL, comm_watch_goodbye_stage_destroy},
     /* more stages: one line each, here */

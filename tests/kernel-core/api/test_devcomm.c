@@ -7,6 +7,7 @@
 
 #include "api/devcomm.h"
 #include "api/device_api.h"
+#include "api/window.h"
 #include "check.h"
 #include "ranks_id.h"
 
@@ -244,7 +245,20 @@ static int rank_main(int rank, int n, void* arg) {
   float x[4] = {(float)rank, 1, 2, 3};
   CHECK_NCCL(ncclAllReduce(x, x, 4, ncclFloat32, ncclSum, comm, NULL));
   CHECK(x[0] == (float)(n * (n - 1) / 2) && x[3] == (float)(3 * n));
+  /* Windows left registered go with their communicator; others stay. */
+  ncclComm_t other;
+  CHECK_NCCL(ncclCommSplit(comm, 0, rank, &other, NULL));
+  float y[8];
+  ncclWindow_t left[2], kept;
+  CHECK_NCCL(ncclCommWindowRegister(comm, x, sizeof(x), &left[0], NCCL_WIN_DEFAULT));
+  CHECK_NCCL(ncclCommWindowRegister(other, y, sizeof(y), &kept, NCCL_WIN_DEFAULT));
+  CHECK_NCCL(ncclCommWindowRegister(comm, y, sizeof(y), &left[1], NCCL_WIN_COLL_SYMMETRIC));
+  CHECK(api_window_find(comm, left[0]) && api_window_find(comm, left[1]));
   CHECK_NCCL(ncclCommDestroy(comm));
+  CHECK(api_window_find(NULL, left[0]) == NULL && api_window_find(NULL, left[1]) == NULL);
+  CHECK(api_window_find(other, kept) != NULL);
+  CHECK_NCCL(ncclCommWindowDeregister(other, kept));
+  CHECK_NCCL(ncclCommDestroy(other));
   return 0;
 }
 
