@@ -55,6 +55,10 @@ MK_API(ncclResult_t, GinBarrierCreateRequirement, ncclComm_t comm, ncclTeam_t te
   return ncclSuccess;
 }
 
+/* The engine's thread failed: the communicator's async error, which
+ * ncclCommGetAsyncError reports (PyTorch's watchdog polls it). */
+static void devcomm_gin_failed(void* comm, ncclResult_t res) { comm_async_error_set(comm, res); }
+
 ncclResult_t api_devcomm_gin_create(struct ncclComm* comm, int contexts, int nSignals, int nCounters,
                                     ncclDevComm_t* d, api_devcomm_gin_t** out) {
   api_devcomm_gin_t* g = calloc(1, sizeof(*g));
@@ -80,6 +84,8 @@ ncclResult_t api_devcomm_gin_create(struct ncclComm* comm, int contexts, int nSi
       .mem = g->mem,
       .winFind = api_window_gin_find,
       .winFindArg = comm,
+      .onFail = devcomm_gin_failed,
+      .onFailArg = comm,
   };
   res = gin_engine_create(&cfg, &g->engine);
   if (res != ncclSuccess) {

@@ -56,6 +56,9 @@ typedef struct gin_config {
   gin_mem_ops_t mem;
   gin_win_find_fn winFind;
   void* winFindArg;
+  /* Called once, from the thread, when it fails (NULL: nobody is told). */
+  void (*onFail)(void* arg, ncclResult_t res);
+  void* onFailArg;
 } gin_config_t;
 
 typedef struct gin_engine gin_engine_t;
@@ -77,6 +80,13 @@ void* gin_engine_handle(const gin_engine_t* e, int c);
 /* The signal shadows kernels keep: nContexts * nSignals, device memory. */
 uint64_t* gin_engine_shadows(const gin_engine_t* e);
 void gin_engine_view(const gin_engine_t* e, int c, gin_view_t* out);
+/* A failed thread lets the kernels go rather than leave them waiting on a
+ * dead engine: it adds GIN_FAIL_RELEASE to every signal and counter (every
+ * wait the device code can be in ends), then takes and retires whatever is
+ * queued without sending it, until the engine is destroyed. What the
+ * kernels computed from then on is void; the failure is onFail's. */
+#define GIN_FAIL_RELEASE (1ull << 62)
+
 /* Collective: waits (MKCCL_TIMEOUT, abort flag) for this rank's puts to
  * leave, meets every rank, stops the thread, frees. Returns the thread's
  * failure if it had one. */

@@ -4,9 +4,9 @@
  * new descriptors are taken and cut into messages while send slots are
  * free; receives that completed are applied in order (payload into the
  * window, complete, then the signal) and posted again. Puts to this rank
- * itself are applied at once. A failure stops the work and is kept for
- * gin_engine_destroy; kernels waiting on it then wait on, as they would on
- * a dead NIC. */
+ * itself are applied at once. A failure stops the work, is kept for
+ * gin_engine_destroy and told to onFail, and the kernels are let go
+ * (GIN_FAIL_RELEASE in gin.h). */
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -256,14 +256,46 @@ static ncclResult_t gin_round(gin_engine_t* e, int* progressed) {
   return ncclSuccess;
 }
 
+static void gin_release_waiters(gin_engine_t* e) {
+  size_t nSig = e->cfg.nSignals > 0 ? (size_t)e->cfg.nSignals : 1;
+  size_t nCnt = e->cfg.nCounters > 0 ? (size_t)e->cfg.nCounters : 1;
+  for (int c = 0; c < e->cfg.nContexts; c++) {
+    for (size_t i = 0; i < nSig; i++) __atomic_fetch_add(&e->ctx[c].signalsHost[i], GIN_FAIL_RELEASE, __ATOMIC_SEQ_CST);
+    for (size_t i = 0; i < nCnt; i++) __atomic_fetch_add(&e->ctx[c].countersHost[i], GIN_FAIL_RELEASE, __ATOMIC_SEQ_CST);
+  }
+}
+
+/* After a failure: every descriptor retired unsent, so posting never
+ * waits for a free slot; sends in flight count as done. */
+static void gin_drain(gin_engine_t* e) {
+  for (int p = 0; p < e->cfg.nRanks; p++) {
+    gin_peer_t* peer = &e->peers[p];
+    for (; peer->sendCount > 0; peer->sendCount--, peer->sendHead = (peer->sendHead + 1) % GIN_SENDS) {
+      gin_send_t* s = &peer->sends[peer->sendHead];
+      if (s->last) gin_retire(e, s->ctx, p, s->hasCounter, s->counterId);
+    }
+    for (int c = 0; c < e->cfg.nContexts; c++) {
+      gin_ctx_t* x = &e->ctx[c];
+      gin_gfd_t g;
+      x->cur[p].active = 0; /* a descriptor cut short: its last message was never made, retired below */
+      while (gin_gfd_take(gin_slot(e, x, p), &g)) x->taken[p]++;
+      while (x->consumed[p] != x->taken[p]) gin_retire(e, c, p, 0, 0);
+    }
+  }
+}
+
+static int gin_should_stop(gin_engine_t* e) {
+  return __atomic_load_n(&e->stop, __ATOMIC_ACQUIRE) ||
+         (e->cfg.abortFlag && __atomic_load_n(e->cfg.abortFlag, __ATOMIC_ACQUIRE));
+}
+
 void* gin_progress_thread(void* arg) {
   gin_engine_t* e = arg;
   ncclResult_t res = e->cfg.mem.thread_start ? e->cfg.mem.thread_start(e->cfg.mem.ctx) : ncclSuccess;
   int64_t us = param_MKCCL_GIN_IDLE_SLEEP_US();
   struct timespec nap = {0, 1000 * (us < 0 ? 0 : us > 999999 ? 999999 : us)};
   int idle = 0;
-  while (res == ncclSuccess && !__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE)) {
-    if (e->cfg.abortFlag && __atomic_load_n(e->cfg.abortFlag, __ATOMIC_ACQUIRE)) break;
+  while (res == ncclSuccess && !gin_should_stop(e)) {
     int progressed = 0;
     res = gin_round(e, &progressed);
     __atomic_store_n(&e->quiet, res == ncclSuccess && gin_idle_now(e), __ATOMIC_RELEASE);
@@ -271,7 +303,13 @@ void* gin_progress_thread(void* arg) {
     if (idle > GIN_SPIN_ROUNDS) nanosleep(&nap, NULL);
     else if (idle > 0) sched_yield();
   }
-  if (res != ncclSuccess) __atomic_store_n(&e->error, res, __ATOMIC_RELEASE);
+  if (res != ncclSuccess) {
+    __atomic_store_n(&e->error, res, __ATOMIC_RELEASE);
+    if (e->cfg.onFail) e->cfg.onFail(e->cfg.onFailArg, res);
+    gin_release_waiters(e);
+    struct timespec drainNap = {0, 100000};
+    for (; !gin_should_stop(e); nanosleep(&drainNap, NULL)) gin_drain(e);
+  }
   if (e->cfg.mem.thread_stop) e->cfg.mem.thread_stop(e->cfg.mem.ctx);
   return NULL;
 }

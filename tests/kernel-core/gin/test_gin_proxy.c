@@ -5,7 +5,10 @@
  * and checks what the proxies make of them: puts that land at the offset
  * in the next rank's window, cut into several messages, before their
  * signal; inline values; signal-only barriers; puts to itself; counters
- * and consumer indices of local completion; every context apart. */
+ * and consumer indices of local completion; every context apart.
+ * Case "fail": rank 0's thread fails on a put naming no window; the
+ * communicator's async error says so, every wait ends, later posts never
+ * block, and destroy returns the failure while the others end cleanly. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -158,9 +161,50 @@ static int rank_main(int rank, int n, void* arg) {
   return 0;
 }
 
-int main(void) {
+static void engine_failed(void* comm, ncclResult_t res) { comm_async_error_set(comm, res); }
+
+static int rank_fail(int rank, int n, void* arg) {
+  (void)arg;
+  ncclComm_t comm = ranks_comm_init(rank, n);
+  if (!comm->dp.net.api) SKIP("no net plugin bound to a host communicator");
+  gin_config_t cfg = {.rank = rank, .nRanks = n, .bootstrap = comm->bootstrap, .net = comm->dp.net.api,
+                      .netCtx = comm->dp.net.context, .netDev = comm->nNetDevs > 0 ? comm->netDevs[0] : 0,
+                      .abortFlag = comm->abortFlag, .nContexts = CONTEXTS, .nSignals = 4, .nCounters = 2,
+                      .winFind = api_window_gin_find, .winFindArg = comm, .onFail = engine_failed, .onFailArg = comm};
+  gin_mem_host(&cfg.mem);
+  gin_engine_t* e = NULL;
+  CHECK_NCCL(gin_engine_create(&cfg, &e));
+  gpu_t g = {.nRanks = n};
+  for (int c = 0; c < CONTEXTS; c++) gin_engine_view(e, c, &g.v[c]);
+  if (rank == 0) {
+    gin_gfd_t bad = {GIN_OP_PUT | GIN_OP_SIGNAL_INC, 64, 0, 999, 0, 1, 0, 0, SIG_RING, 1};
+    post(&g, 0, 1, &bad);
+    wait_u64(&g.v[1].signals[SIG_SELF], GIN_FAIL_RELEASE, "a signal of the failed engine to be let go");
+    wait_u64(&g.v[0].counters[1], GIN_FAIL_RELEASE, "a counter of the failed engine to be let go");
+    ncclResult_t async = ncclSuccess;
+    CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
+    CHECK_EQ_INT(async, ncclInvalidUsage);
+    CHECK_STR_CONTAINS(ncclGetLastError(NULL), "window handle 999");
+    /* More than a queue of puts after the failure: taken, never sent. */
+    gin_gfd_t put = {GIN_OP_PUT | GIN_OP_SIGNAL_INC | GIN_OP_COUNTER, 8, 0, 0, 0, 1, 0, 1, SIG_RING, 1};
+    for (int k = 0; k < 10; k++) post(&g, 1, 2 % n, &put);
+    flush(&g, 1);
+    CHECK(g.v[1].counters[1] == GIN_FAIL_RELEASE);
+    CHECK_EQ_INT(gin_engine_destroy(e), ncclInvalidUsage);
+  } else {
+    CHECK_NCCL(gin_engine_destroy(e));
+    ncclResult_t async = ncclInternalError;
+    CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
+    CHECK_EQ_INT(async, ncclSuccess);
+  }
+  CHECK_NCCL(ncclCommDestroy(comm));
+  return 0;
+}
+
+int main(int argc, char** argv) {
   setenv("MKCCL_GIN_CHUNK_BYTES", "4096", 1);
   setenv("MKCCL_GIN_QUEUE_SIZE", "4", 1); /* small, so posting waits for the proxy to hand slots back */
-  CHECK_EQ_INT(ranks_run(NRANKS, rank_main, NULL, 240), 0);
+  int fail = argc > 1 && strcmp(argv[1], "fail") == 0;
+  CHECK_EQ_INT(ranks_run(NRANKS, fail ? rank_fail : rank_main, NULL, 240), 0);
   return 0;
 }
