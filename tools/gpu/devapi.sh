@@ -10,8 +10,11 @@
 # Each sample runs on mkccl with 1, 2 and 4 ranks as processes
 # (MKCCL_ALLOW_SAME_GPU=1: all on one GPU when there is one), and with 1
 # rank on NVIDIA's NCCL from the torch package where it has the device API
-# (NCCL refuses two ranks on one GPU). The GIN ring runs on mkccl alone
-# (NVIDIA's needs a GIN-capable NIC), with 2 and 4 ranks, once as one host
+# (NCCL refuses two ranks on one GPU). The GIN ring runs on mkccl with 1,
+# 2 and 4 ranks and on NVIDIA's with 1, where it either runs or refuses
+# GIN for want of a GIN-capable NIC (its case passes on either, with the
+# refusal's words in the table, and fails on anything else); on mkccl
+# with 2 and 4 ranks also once as one host
 # and once with a host per rank (DEVAPI_HOSTID_PER_RANK=1: each rank its
 # own NCCL_HOSTID, so its own LSA team, every peer over GIN and the net
 # plugin); every run must say which
@@ -55,6 +58,17 @@ for s in "${SAMPLES[@]}"; do
 done
 
 if [[ -x $C/bin/devapi_ring_gin ]]; then
+  t ring_gin_mkccl_1 90 LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 -- "$C/bin/devapi_ring_gin" 1
+  need ring_gin_mkccl_1 "GIN context(s) of type 2"
+  if ((HAVE_NC)); then
+    t ring_gin_nccl_1 90 LD_LIBRARY_PATH=$NC_LD -- "$C/bin/devapi_ring_gin" 1
+    need ring_gin_nccl_1 "library: $NCCL_DIR/lib/libnccl.so.2"
+    NC_GIN=${GPU_CASE[ring_gin_nccl_1]:--}
+    if [[ $NC_GIN == fail ]] && grep -qi "GIN.*not supported\|not supported.*GIN" "$OUT/ring_gin_nccl_1.log"; then
+      NC_GIN="refused: $(grep -oi "[^:]*GIN[^.]*not supported[^.]*" "$OUT/ring_gin_nccl_1.log" | head -1)"
+      gpu_case ring_gin_nccl_1 pass "PASS ring_gin_nccl_1 (NVIDIA's NCCL refuses GIN here, as documented)"
+    fi
+  fi
   for n in 2 4; do
     t "ring_gin_mkccl_$n" 90 LD_LIBRARY_PATH=$MK_LD MKCCL_ALLOW_SAME_GPU=1 -- "$C/bin/devapi_ring_gin" "$n"
     need "ring_gin_mkccl_$n" "library: $C/lib/libnccl.so.2"
@@ -75,6 +89,7 @@ for s in "${SAMPLES[@]}"; do
     printf "  %-14s %-6s %-8s %s\n" "$s" "$n" "${GPU_CASE[${s}_mkccl_$n]:--}" "$nc"
   done
 done
+printf "  %-14s %-6s %-8s %s\n" ring_gin 1 "${GPU_CASE[ring_gin_mkccl_1]:--}" "${NC_GIN:--}"
 for n in 2 4; do
   printf "  %-14s %-6s %-8s %s\n" ring_gin "$n" "${GPU_CASE[ring_gin_mkccl_$n]:--}" "-"
   printf "  %-14s %-6s %-8s %s\n" ring_gin/hosts "$n" "${GPU_CASE[ring_gin_hosts_$n]:--}" "-"
