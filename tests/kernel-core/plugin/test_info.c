@@ -67,6 +67,9 @@ int main(void) {
   snprintf(want, sizeof(want), "libmkccl-net-socket.so [manifest %s/mkccl/manifest.yaml:", getenv("MKCCL_LIB_DIR"));
   CHECK_STR_CONTAINS(out, want);
   CHECK_STR_CONTAINS(out, "\n  tuner: ");
+  /* collnet-soft is in the default manifest, loaded only when asked. */
+  CHECK_STR_CONTAINS(out, "    collnet-soft   collnet    abi 12");
+  CHECK_STR_CONTAINS(out, "refused 'collnet-soft' v12: collnet is off (NCCL_COLLNET_ENABLE=0)");
   CHECK_STR_CONTAINS(out, "Topology");
   CHECK_STR_CONTAINS(out, "\nParameters");
   CHECK_STR_CONTAINS(out, "  NCCL_NET_PLUGIN              =                      [default]");
