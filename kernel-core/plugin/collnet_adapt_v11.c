@@ -1,4 +1,5 @@
-/* Collnet ABI v11 presented as v12: v11's properties (vNICs of up to 4 devices); the rest is v12's. */
+/* Collnet ABI v11 presented as v12: v11's properties (vNICs of up to 4
+ * devices); the rest is v12's. */
 #include <string.h>
 
 #include "base/err.h"

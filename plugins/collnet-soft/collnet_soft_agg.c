@@ -112,8 +112,8 @@ static int agg_op(const int* fds, int nranks, uint64_t seq, char* acc, char* tmp
     if (agg_read(fds[i], &op, sizeof(op)) != 0) return AGG_EIO;
     ok = ok && agg_same(&op0, &op);
   }
-  collnet_soft_result_t res = {COLLNET_SOFT_MAGIC, seq, ok ? op0.bytes : 0, ok ? COLLNET_SOFT_OK : COLLNET_SOFT_MISMATCH,
-                               0};
+  collnet_soft_result_t res = {COLLNET_SOFT_MAGIC, seq, ok ? op0.bytes : 0,
+                               ok ? COLLNET_SOFT_OK : COLLNET_SOFT_MISMATCH, 0};
   for (int i = 0; i < nranks; i++)
     if (agg_write(fds[i], &res, sizeof(res)) != 0) return AGG_EIO;
   if (!ok) return AGG_EMISMATCH;

@@ -68,8 +68,10 @@ ncclResult_t collnet_soft_connect(void* handles[], int nranks, int rank, void* l
   c->rank = rank;
   c->nranks = nranks;
   ncclResult_t res = ncclSuccess;
-  if (rank == 0 && (res = collnet_soft_agg_start(lc->fd, nranks, timeoutMs, (size_t)chunk, &c->aggregator)) != ncclSuccess)
-    goto fail;
+  if (rank == 0) {
+    res = collnet_soft_agg_start(lc->fd, nranks, timeoutMs, (size_t)chunk, &c->aggregator);
+    if (res != ncclSuccess) goto fail;
+  }
   int64_t deadline = sock_deadline_ms(timeoutMs);
   if (sock_connect(&h.addr, deadline, NULL, &c->fd) != SOCK_OK ||
       sock_hello_send(c->fd, COLLNET_SOFT_MAGIC, COLLNET_SOFT_HELLO_TYPE, COLLNET_SOFT_VERSION,

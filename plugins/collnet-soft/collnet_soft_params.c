@@ -3,7 +3,9 @@
 
 static ncclDebugLogger_t collnet_soft_logger;
 
-void collnet_soft_log_set(ncclDebugLogger_t logger) { __atomic_store_n(&collnet_soft_logger, logger, __ATOMIC_RELEASE); }
+void collnet_soft_log_set(ncclDebugLogger_t logger) {
+  __atomic_store_n(&collnet_soft_logger, logger, __ATOMIC_RELEASE);
+}
 ncclDebugLogger_t collnet_soft_log_get(void) { return __atomic_load_n(&collnet_soft_logger, __ATOMIC_ACQUIRE); }
 
 static const mkcclParamDecl_v1 collnet_soft_param_decls[] = {

@@ -77,7 +77,8 @@ static void at_check(const char* type, const char* field, size_t got, size_t wan
     AT(T, closeListen, 16);            \
   } while (0)
 
-#define ALLREDUCE_SIZE_T ncclResult_t (*)(void*, void*, void*, size_t, ncclDataType_t, ncclRedOp_t, void*, void*, void**)
+#define ALLREDUCE_SIZE_T \
+  ncclResult_t (*)(void*, void*, void*, size_t, ncclDataType_t, ncclRedOp_t, void*, void*, void**)
 #define INIT_CTX ncclResult_t (*)(void**, uint64_t, ncclDebugLogger_t)
 
 static void check_v6_v7(void) {

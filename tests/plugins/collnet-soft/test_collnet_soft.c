@@ -66,8 +66,11 @@ static size_t type_size(ncclDataType_t t) {
   return 0;
 }
 
-#define APPLY(T, op, a, b) \
-  ((op) == ncclSum ? (T)((a) + (b)) : (op) == ncclProd ? (T)((a) * (b)) : (op) == ncclMax ? ((a) > (b) ? (a) : (b)) : ((a) < (b) ? (a) : (b)))
+#define APPLY(T, op, a, b)                                                          \
+  ((op) == ncclSum    ? (T)((a) + (b))                                              \
+   : (op) == ncclProd ? (T)((a) * (b))                                              \
+   : (op) == ncclMax  ? ((a) > (b) ? (a) : (b))                                     \
+                      : ((a) < (b) ? (a) : (b)))
 
 static void fill(void* buf, ncclDataType_t t, ncclRedOp_t op, int rank, size_t count) {
 #define X(e, T) \
