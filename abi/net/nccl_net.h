@@ -4,7 +4,7 @@
  * Layouts are NCCL's, byte for byte: a vendor's plugin built against NCCL's
  * headers loads into mkccl, and a plugin of ours loads into NCCL. A plugin
  * exports `ncclNetPlugin_vN` (a ncclNet_vN_t) and optionally
- * `ncclCollNetPlugin_vN` (a ncclCollNet_vN_t).
+ * `ncclCollNetPlugin_vN` (a ncclCollNet_vN_t: collnet/nccl_collnet.h).
  *
  * Which version to export: NCCL 2.28 loads v6..v11 (not v12), so a plugin
  * meant to load into both NCCL 2.28 and mkccl exports ncclNetPlugin_v11.

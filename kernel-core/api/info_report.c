@@ -6,6 +6,7 @@
 #include "base/param.h"
 #include "mkccl_info.h"
 #include "netdev/netdev.h"
+#include "plugin/collnet.h"
 #include "plugin/loader.h"
 #include "plugin/manifest_set.h"
 #include "plugin/net.h"
@@ -41,7 +42,10 @@ static ncclResult_t info_plugins_load(void) {
   /* No net plugin is a finding to report, not a failure of the report. */
   plugin_net_t* net = NULL;
   if (plugin_net_acquire(NULL, &net) == ncclSuccess) plugin_net_release(net);
-  const plugin_kind_t firsts[] = {PLUGIN_KIND_COLLNET, PLUGIN_KIND_TUNER, PLUGIN_KIND_PROFILER};
+  /* Collnet as the core would take it: enabled, adapted, init, devices. */
+  plugin_collnet_t* cn = NULL;
+  if (plugin_collnet_acquire(&cn) == ncclSuccess) plugin_collnet_release(cn);
+  const plugin_kind_t firsts[] = {PLUGIN_KIND_TUNER, PLUGIN_KIND_PROFILER};
   for (size_t i = 0; i < sizeof(firsts) / sizeof(firsts[0]); i++) {
     plugin_lib_t* lib = NULL;
     MK_CHECK(plugin_kind_load_first(firsts[i], &lib));
@@ -72,6 +76,11 @@ static ncclResult_t info_plugins(FILE* out) {
     else
       fprintf(out, "none%s\n", n ? "" : " (no candidates)");
     if (note[0]) fprintf(out, "    note: %s\n", note);
+    if (k == PLUGIN_KIND_COLLNET && param_NCCL_COLLNET_ENABLE() != 1)
+      fprintf(out, "    note: collnet is off (NCCL_COLLNET_ENABLE=%lld): candidates are listed, none is loaded\n",
+              (long long)param_NCCL_COLLNET_ENABLE());
+    if (k == PLUGIN_KIND_COLLNET && taken)
+      fprintf(out, "    note: loaded, but no communicator uses it: mkccl has no collnet transport yet\n");
     for (int i = 0; i < n; i++) {
       const plugin_candidate_t* c = &cands[i];
       fprintf(out, "    %d. %s [%s]: %s", i + 1, c->request, c->origin, plugin_outcome_text(c->outcome));

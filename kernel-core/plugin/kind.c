@@ -1,13 +1,13 @@
-/* The descriptor of every plugin kind. Net, tuner and profiler have their
- * adapters; the others list their symbols and the loader hands back the raw
- * symbol and version: their adapters land with their own issues
- * (transport, net-device and collnet ABI headers). */
+/* The descriptor of every plugin kind. Net, collnet, tuner and profiler
+ * have adapters to their newest version; transport and net-device have one
+ * version each and the loader hands back the raw symbol. */
 #include "plugin/kind.h"
 
 #include <string.h>
 
 #include "base/param.h"
 #include "nccl_common.h"
+#include "plugin/collnet_adapt.h"
 #include "plugin/net_adapt.h"
 #include "profile/profile_adapt.h"
 #include "tune/tune_adapt.h"
@@ -19,9 +19,10 @@ static const plugin_abi_t kind_net_abis[] = {
     {6, "ncclNetPlugin_v6", &net_adapt_v6},
 };
 static const plugin_abi_t kind_collnet_abis[] = {
-    {12, "ncclCollNetPlugin_v12", NULL}, {11, "ncclCollNetPlugin_v11", NULL}, {10, "ncclCollNetPlugin_v10", NULL},
-    {9, "ncclCollNetPlugin_v9", NULL},   {8, "ncclCollNetPlugin_v8", NULL},   {7, "ncclCollNetPlugin_v7", NULL},
-    {6, "ncclCollNetPlugin_v6", NULL},
+    {12, "ncclCollNetPlugin_v12", &collnet_adapt_v12}, {11, "ncclCollNetPlugin_v11", &collnet_adapt_v11},
+    {10, "ncclCollNetPlugin_v10", &collnet_adapt_v10}, {9, "ncclCollNetPlugin_v9", &collnet_adapt_v9},
+    {8, "ncclCollNetPlugin_v8", &collnet_adapt_v8},    {7, "ncclCollNetPlugin_v7", &collnet_adapt_v7},
+    {6, "ncclCollNetPlugin_v6", &collnet_adapt_v6},
 };
 static const plugin_abi_t kind_transport_abis[] = {{1, "mkcclTransportPlugin_v1", NULL}};
 static const plugin_abi_t kind_net_device_abis[] = {{1, "mkcclNetDevicePlugin_v1", NULL}};

@@ -14,8 +14,9 @@
  * newest version first, then, for plugins exporting mkcclPluginInfo_v1, its
  * parameters declared, its manifest options applied and its bind() called
  * with the core's services, and the kind's own start hook run (net: adapter,
- * init, devices). Every candidate gets one INFO line, "taken" or why not, and
- * a plugin_candidate_t record kept per kind for mkccl-info.
+ * init, devices; collnet: the same once NCCL_COLLNET_ENABLE=1). Every
+ * candidate gets one INFO line, "taken" or why not, and a
+ * plugin_candidate_t record kept per kind for mkccl-info.
  *
  * Thread-safe; the records of a kind are those of its last selection. */
 #ifndef MKCCL_PLUGIN_LOADER_H
@@ -93,9 +94,10 @@ typedef struct {
  * (ncclInvalidUsage) or a system error. */
 ncclResult_t plugin_select(plugin_kind_t kind, const plugin_select_t* how, plugin_lib_t*** libs, int* nLibs);
 
-/* Generic selections for kinds whose adapters have not landed: the raw symbol
- * and its version. *lib is NULL when nothing loads. For net use
- * plugin_net_acquire (net.h), which also adapts and initializes. */
+/* Generic selections, for kinds without an adapter: the raw symbol and its
+ * version. *lib is NULL when nothing loads. For net and collnet use
+ * plugin_net_acquire (net.h) and plugin_collnet_acquire (collnet.h), which
+ * also adapt and initialize. */
 ncclResult_t plugin_kind_load_first(plugin_kind_t kind, plugin_lib_t** lib);
 /* Every loadable plugin of the kind (transports, net devices). */
 ncclResult_t plugin_kind_load_all(plugin_kind_t kind, plugin_lib_t*** libs, int* nLibs);

@@ -1,4 +1,5 @@
-/* What the per-version net adapters share (net_adapt_v*.c only). */
+/* What the per-version net adapters share (net_adapt_v*.c, and the
+ * property and vNIC helpers net_props_up.c and the collnet adapters). */
 #ifndef MKCCL_PLUGIN_NET_ADAPT_COMMON_H
 #define MKCCL_PLUGIN_NET_ADAPT_COMMON_H
 

@@ -3,6 +3,7 @@
 
 #include "base/err.h"
 #include "plugin/net_adapt_common.h"
+#include "plugin/net_props_up.h"
 
 static const ncclNet_v8_t* v8;
 static ncclNet_v12_t v8_table;
@@ -26,19 +27,7 @@ static ncclResult_t v8_getProperties(int dev, ncclNetProperties_v12_t* props) {
   memset(&p, 0, sizeof(p));
   ncclResult_t res = v8->getProperties(dev, &p);
   if (res != ncclSuccess) return res;
-  net_adapt_props_defaults(props, dev);
-  props->name = p.name;
-  props->pciPath = p.pciPath;
-  props->guid = p.guid;
-  props->ptrSupport = p.ptrSupport;
-  props->regIsGlobal = p.regIsGlobal;
-  props->speed = p.speed;
-  props->port = p.port;
-  props->latency = p.latency;
-  props->maxComms = p.maxComms;
-  props->maxRecvs = p.maxRecvs;
-  props->netDeviceType = p.netDeviceType;
-  props->netDeviceVersion = p.netDeviceVersion;
+  net_props_up_v8(&p, dev, props);
   return ncclSuccess;
 }
 

@@ -4,6 +4,7 @@
 
 #include "base/err.h"
 #include "plugin/net_adapt_common.h"
+#include "plugin/net_props_up.h"
 
 static const ncclNet_v9_t* v9;
 static ncclNet_v12_t v9_table;
@@ -27,23 +28,7 @@ static ncclResult_t v9_getProperties(int dev, ncclNetProperties_v12_t* props) {
   memset(&p, 0, sizeof(p));
   ncclResult_t res = v9->getProperties(dev, &p);
   if (res != ncclSuccess) return res;
-  net_adapt_props_defaults(props, dev);
-  props->name = p.name;
-  props->pciPath = p.pciPath;
-  props->guid = p.guid;
-  props->ptrSupport = p.ptrSupport;
-  props->regIsGlobal = p.regIsGlobal;
-  props->forceFlush = p.forceFlush;
-  props->speed = p.speed;
-  props->port = p.port;
-  props->latency = p.latency;
-  props->maxComms = p.maxComms;
-  props->maxRecvs = p.maxRecvs;
-  props->netDeviceType = p.netDeviceType;
-  props->netDeviceVersion = p.netDeviceVersion;
-  net_adapt_vprops_up(p.vProps.ndevs, p.vProps.devs, NCCL_NET_MAX_DEVS_PER_NIC_V9, &props->vProps);
-  props->maxP2pBytes = p.maxP2pBytes;
-  props->maxCollBytes = p.maxCollBytes;
+  net_props_up_v9(&p, dev, props);
   return ncclSuccess;
 }
 

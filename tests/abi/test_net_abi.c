@@ -73,14 +73,7 @@ static void check_tables(void) {
   OFF(ncclNet_v11_t, finalize, 160);
   OFF(ncclNet_v11_t, setNetAttr, 168);
   CHECK_EQ_INT(sizeof(ncclNet_v12_t), 176);
-  OFF(ncclCollNet_v6_t, closeListen, 112);
-  OFF(ncclCollNet_v8_t, closeListen, 128);
-  OFF(ncclCollNet_v9_t, makeVDevice, 136);
-  OFF(ncclCollNet_v11_t, finalize, 144);
-  CHECK_EQ_INT(sizeof(ncclCollNet_v12_t), 152);
 
-  CHECK_EQ_INT(sizeof(ncclNetSGE_v8_t), 24);
-  OFF(ncclNetSGE_v9_t, size, 16);
   CHECK_EQ_INT(sizeof(ncclNetAttr_v11_t), 44);
   CHECK_EQ_INT(sizeof(ncclNetCommConfig_v11_t), 4);
 

@@ -29,7 +29,7 @@ static int run(const char* env, const char* args) {
   char cmd[4096];
   snprintf(cmd, sizeof(cmd),
            "env -u MKCCL_MANIFEST -u NCCL_NET_PLUGIN -u NCCL_NET -u NCCL_TUNER_PLUGIN -u NCCL_PROFILER_PLUGIN "
-           "-u NCCL_DEBUG -u LD_LIBRARY_PATH %s %s %s >%s/out 2>%s/err",
+           "-u NCCL_DEBUG -u NCCL_COLLNET_ENABLE -u LD_LIBRARY_PATH %s %s %s >%s/out 2>%s/err",
            env, getenv("MKCCL_INFO_BIN"), args, tmpdir, tmpdir);
   int status = system(cmd);
   char path[128];
@@ -67,6 +67,9 @@ int main(void) {
   snprintf(want, sizeof(want), "libmkccl-net-socket.so [manifest %s/mkccl/manifest.yaml:", getenv("MKCCL_LIB_DIR"));
   CHECK_STR_CONTAINS(out, want);
   CHECK_STR_CONTAINS(out, "\n  tuner: ");
+  /* collnet-soft is in the default manifest, loaded only when asked. */
+  CHECK_STR_CONTAINS(out, "    collnet-soft   collnet    abi 12");
+  CHECK_STR_CONTAINS(out, "refused 'collnet-soft' v12: collnet is off (NCCL_COLLNET_ENABLE=0)");
   CHECK_STR_CONTAINS(out, "Topology");
   CHECK_STR_CONTAINS(out, "\nParameters");
   CHECK_STR_CONTAINS(out, "  NCCL_NET_PLUGIN              =                      [default]");
@@ -91,6 +94,22 @@ int main(void) {
            tmpdir);
   CHECK_STR_CONTAINS(out, want);
   CHECK_STR_CONTAINS(out, "  NCCL_NET_PLUGIN              = none                 [environment]");
+
+  /* Collnet: off by default, its candidates listed and refused; on, loaded
+   * through its adapter, and said to be used by no communicator. */
+  snprintf(env, sizeof(env), "NCCL_NET_PLUGIN=%s/libnccl-net-testcollnetv8.so", TEST_PLUGIN_DIR);
+  CHECK_EQ_INT(run(env, "--plugins"), 0);
+  CHECK_STR_CONTAINS(out, "\n  collnet: none\n");
+  CHECK_STR_CONTAINS(out, "    note: collnet is off (NCCL_COLLNET_ENABLE=0): candidates are listed, none is loaded\n");
+  CHECK_STR_CONTAINS(out, "refused 'testcollnet-v8' v8: collnet is off (NCCL_COLLNET_ENABLE=0)");
+  char envOn[512];
+  snprintf(envOn, sizeof(envOn), "%s NCCL_COLLNET_ENABLE=1", env);
+  CHECK_EQ_INT(run(envOn, "--plugins"), 0);
+  snprintf(want, sizeof(want), "  collnet: 'testcollnet-v8' (ABI v8) from %s/libnccl-net-testcollnetv8.so\n",
+           TEST_PLUGIN_DIR);
+  CHECK_STR_CONTAINS(out, want);
+  CHECK_STR_CONTAINS(out, "taken 'testcollnet-v8' v8: 2 devices, ncclCollNetPlugin_v8");
+  CHECK_STR_CONTAINS(out, "    note: loaded, but no communicator uses it: mkccl has no collnet transport yet\n");
 
   /* Levels: --params lists user level only, --params=expert adds expert,
    * --params=all every level; a set parameter shows whatever its level. */

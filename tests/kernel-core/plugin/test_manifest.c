@@ -196,10 +196,10 @@ static int set_child(int rank, int n, void* arg) {
   CHECK(strcmp(set->manifests[0]->entries[0].name, "net-socket") == 0);
   /* b's "x" replaced a's; priorities high to low, ties in the order read. */
   const char* order[] = {"transport-p2p", "transport-shm", "transport-net", "hi", "net-socket",
-                         "netdev-host",   "unpack-device", "x",             "lo"};
-  CHECK_EQ_INT(set->nEntries, 9);
-  for (int i = 0; i < 9; i++) CHECK_MSG(strcmp(set->entries[i]->name, order[i]) == 0, "entry %d is %s", i, set->entries[i]->name);
-  CHECK_EQ_INT(set->entries[7]->abi, 12);
+                         "netdev-host",   "unpack-device", "collnet-soft",  "x",  "lo"};
+  CHECK_EQ_INT(set->nEntries, 10);
+  for (int i = 0; i < 10; i++) CHECK_MSG(strcmp(set->entries[i]->name, order[i]) == 0, "entry %d is %s", i, set->entries[i]->name);
+  CHECK_EQ_INT(set->entries[8]->abi, 12);
   /* A core parameter set by an option, below the environment. */
   const char* where = NULL;
   CHECK(strcmp(param_str("NCCL_NET"), "FromManifest") == 0);
