@@ -167,7 +167,8 @@ ncclResult_t gin_engine_destroy(gin_engine_t* e) {
     free(sent);
   }
   /* A failure from now on is a peer closing first: not the user's. */
-  ncclResult_t err = __atomic_load_n(&e->error, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&e->closing, 1, __ATOMIC_SEQ_CST);
+  ncclResult_t err = __atomic_load_n(&e->error, __ATOMIC_SEQ_CST);
   if (res == ncclSuccess) res = err;
   ncclResult_t r = bootstrap_barrier(e->cfg.bootstrap);
   if (r != ncclSuccess && res == ncclSuccess) res = MK_FAIL(r, "GIN: rank %d: the closing barrier failed", me);

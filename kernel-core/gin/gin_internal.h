@@ -72,6 +72,7 @@ struct gin_engine {
   int threadRunning;
   int stop;          /* atomic */
   int quiet;         /* atomic: every queue empty and no send in flight (the thread's last round) */
+  int closing;       /* atomic: destroy is past its last wait; peers may close first, which is no failure */
   ncclResult_t error; /* atomic: the thread's failure */
 };
 

@@ -303,8 +303,9 @@ void* gin_progress_thread(void* arg) {
     if (idle > GIN_SPIN_ROUNDS) nanosleep(&nap, NULL);
     else if (idle > 0) sched_yield();
   }
-  if (res != ncclSuccess) {
-    __atomic_store_n(&e->error, res, __ATOMIC_RELEASE);
+  /* Once destroy is closing, a peer that closed first is no failure. */
+  if (res != ncclSuccess && !__atomic_load_n(&e->closing, __ATOMIC_SEQ_CST)) {
+    __atomic_store_n(&e->error, res, __ATOMIC_SEQ_CST);
     if (e->cfg.onFail) e->cfg.onFail(e->cfg.onFailArg, res);
     gin_release_waiters(e);
     struct timespec drainNap = {0, 100000};
