@@ -8,7 +8,8 @@
  * Every mode checks every byte on every rank: the data tell rank, call and
  * element apart. Calls: a ring exchange (out of place), a send and a
  * receive within one registered buffer, every rank to every other, an
- * unregistered sender, an unregistered receiver; sizes from 1 byte to
+ * unregistered sender, an unregistered receiver, a sender whose buffer is
+ * a window (ncclCommWindowRegister); sizes from 1 byte to
  * several steps on every channel, odd ones included.
  * Usage: test_transport_shm_cma cma|off|fault */
 #define _GNU_SOURCE
@@ -94,7 +95,10 @@ static int rank_main(int rank, int n, void* arg) {
   uint8_t* rbuf = malloc(MAXB * N);
   uint8_t* both = malloc(2 * (size_t)MAXB);
   uint8_t* plain = malloc(MAXB);
-  CHECK(sbuf && rbuf && both && plain);
+  uint8_t* wbuf = malloc(MAXB);
+  CHECK(sbuf && rbuf && both && plain && wbuf);
+  ncclWindow_t win;
+  CHECK_NCCL(ncclCommWindowRegister(comm, wbuf, MAXB, &win, NCCL_WIN_DEFAULT));
   void* hs = reg(comm, sbuf, MAXB * N);
   void* hr = reg(comm, rbuf, MAXB * N);
   void* hb = reg(comm, both, 2 * (size_t)MAXB);
@@ -148,6 +152,16 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclGroupEnd());
     expect(dst, b, prev, rank, call);
     if (prev != 0) expected += b;
+    /* From a window, into an unregistered buffer. */
+    call++;
+    fill(wbuf, b, rank, prev, call);
+    memset(plain, 0, b);
+    CHECK_NCCL(ncclGroupStart());
+    CHECK_NCCL(ncclSend(wbuf, b, ncclUint8, prev, comm, NULL));
+    CHECK_NCCL(ncclRecv(plain, b, ncclUint8, next, comm, NULL));
+    CHECK_NCCL(ncclGroupEnd());
+    expect(plain, b, next, rank, call);
+    expected += b;
   }
   uint64_t got = cma_bytes();
   if (cma)
@@ -155,6 +169,7 @@ static int rank_main(int rank, int n, void* arg) {
               (unsigned long long)expected);
   else
     CHECK_MSG(got == 0, "rank %d read %llu bytes in place with mode %s", rank, (unsigned long long)got, mode);
+  CHECK_NCCL(ncclCommWindowDeregister(comm, win));
   CHECK_NCCL(ncclCommDeregister(comm, hb));
   CHECK_NCCL(ncclCommDeregister(comm, hr));
   CHECK_NCCL(ncclCommDeregister(comm, hs));
@@ -162,7 +177,7 @@ static int rank_main(int rank, int n, void* arg) {
   int off = log_lines("single copy off"), failed = log_lines("process_vm_readv from rank");
   CHECK_EQ_INT(off, strcmp(mode, "off") == 0);
   CHECK_EQ_INT(failed, strcmp(mode, "fault") == 0);
-  free(plain), free(both), free(rbuf), free(sbuf);
+  free(wbuf), free(plain), free(both), free(rbuf), free(sbuf);
   printf("rank %d: %s: %llu bytes read in place: ok\n", rank, mode, (unsigned long long)got);
   return 0;
 }
