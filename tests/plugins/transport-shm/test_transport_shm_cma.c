@@ -48,19 +48,25 @@ static void expect(const uint8_t* p, size_t n, int from, int to, int call) {
               i, from, p[i], val(from, to, call, i));
 }
 
-/* transport-shm's count of bytes read in place, found in the loaded plugin. */
+/* transport-shm's count of bytes read in place, asked of the plugin the
+ * library loaded (its path as the loader has it). */
 static int find_shm(struct dl_phdr_info* info, size_t size, void* out) {
   (void)size;
   if (!strstr(info->dlpi_name, "libmkccl-transport-shm.so")) return 0;
-  void* h = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
-  if (h) *(void**)out = dlsym(h, "mkcclShmCmaBytes");
-  return h != NULL;
+  snprintf(out, 512, "%s", info->dlpi_name);
+  return 1;
 }
 static uint64_t cma_bytes(void) {
-  void* fn = NULL;
-  dl_iterate_phdr(find_shm, &fn);
-  CHECK_MSG(fn, "transport-shm is not loaded or has no mkcclShmCmaBytes");
-  return ((uint64_t(*)(void))fn)();
+  char path[512] = "";
+  dl_iterate_phdr(find_shm, path);
+  CHECK_MSG(path[0], "transport-shm is not loaded");
+  void* h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  CHECK_MSG(h, "dlopen %s: %s", path, dlerror());
+  uint64_t (*fn)(void) = (uint64_t(*)(void))dlsym(h, "mkcclShmCmaBytes");
+  CHECK_MSG(fn, "%s has no mkcclShmCmaBytes", path);
+  uint64_t n = fn();
+  dlclose(h); /* the library's own reference keeps it loaded */
+  return n;
 }
 
 /* Lines of this process's log holding `what`. */
