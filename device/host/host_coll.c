@@ -176,10 +176,12 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
     if (ri < recvChunks && (si == sendChunks || host_prims_ready(&rp, MK_PRIM_RECV))) {
       int64_t off = (int64_t)ri++ * chunk;
       char* dst = (char*)w->recvbuff + recvOff + off;
+      int got = 1;
       if (recvAny)
-        MK_CHECK(host_prims_recv_any(&rp, dst, coll_clamp(recvLen, off, chunk), w->recvPeer));
+        MK_CHECK(host_prims_recv_any(&rp, dst, chunk, recvLen - off, w->recvPeer, &got));
       else
         MK_CHECK(host_prims_chunk(&rp, MK_PRIM_RECV, NULL, dst, coll_clamp(recvLen, off, chunk)));
+      ri += got - 1; /* a PTR read can take several chunks at once */
       moved = 1;
     }
     if (moved) {
