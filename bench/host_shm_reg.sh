@@ -8,7 +8,8 @@
 # busy machine weighs on both alike.
 #   bench/host_shm_reg.sh [BUILD_DIR]    (default build; e.g. build-noc)
 # HOST_SHM_REG_MIN/MAX (1M/256M), _FACTOR (2), _ITERS (20), _WARMUP (5),
-# HOST_SHM_REG_COLLS ("sendrecv all_gather"), HOST_SHM_REG_RANKS (2).
+# HOST_SHM_REG_COLLS ("sendrecv all_gather"), HOST_SHM_REG_RANKS (2),
+# HOST_SHM_REG_THP=1: every buffer asked for huge pages (mkccl-perf --thp 1).
 # Where mpirun and BUILD_DIR/bin/mkccl-mpi-shm exist, Send/Recv rows also get
 # Open MPI's MPI_Sendrecv over vader with its single copy (CMA) and without
 # (btl_vader_single_copy_mechanism cma / none), in the same round.
@@ -23,6 +24,7 @@ ITERS=${HOST_SHM_REG_ITERS:-20}
 WARMUP=${HOST_SHM_REG_WARMUP:-5}
 COLLS=${HOST_SHM_REG_COLLS:-sendrecv all_gather}
 RANKS=${HOST_SHM_REG_RANKS:-2}
+THP=${HOST_SHM_REG_THP:-0}
 [[ -x $B/mkccl-perf && -x $B/mkccl-run ]] || { echo "no $B/mkccl-perf or $B/mkccl-run: build first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,7 +41,7 @@ sizes() {
 run() {
   local coll=$1 size=$2 reg=$3 log=$tmp/log
   "$B/mkccl-run" -n "$RANKS" -- "$B/mkccl-perf" "$coll" -b "$size" -e "$size" -n "$ITERS" -w "$WARMUP" -c 1 \
-    --reg "$reg" >"$log" 2>&1
+    --reg "$reg" --thp "$THP" >"$log" 2>&1
   local rc=$? row
   row=$(awk '!/^#/ && NF >= 9 {print $6, $8, $9; exit}' "$log")
   if [[ $rc != 0 || -z $row ]]; then
@@ -61,6 +63,7 @@ command -v mpirun >/dev/null && [[ -x $B/mkccl-mpi-shm ]] && have_mpi=1
 
 echo "# mkccl host $COLLS over SHM, $RANKS processes, $(nproc) cores: registered (--reg 1) against unregistered,"
 echo "# both measured in this run, size by size one after the other, out-of-place, $ITERS iterations after $WARMUP warm-up"
+(( THP )) && echo "# mkccl's buffers asked for transparent huge pages (--thp 1)"
 (( have_mpi )) && echo "# ompi-cma / ompi-none: Open MPI MPI_Sendrecv busbw over vader, single copy cma / none"
 printf "#%-10s %11s  %10s %8s %6s  %10s %8s %6s  %9s  %8s %9s\n" "" "" "unreg" "" "" "reg" "" "" "" "" ""
 printf "#%-10s %11s  %10s %8s %6s  %10s %8s %6s  %9s  %8s %9s\n" "coll" "size(B)" "time(us)" "busbw" "#wrong" "time(us)" \

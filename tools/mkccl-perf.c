@@ -23,7 +23,8 @@
  * MKCCL_SYMM_MAX_BYTES=0 sends the same buffers through the rings).
  * With --reg 1 the three buffers are registered with ncclCommRegister (on
  * host communicators over SHM, registered send buffers are read in place by
- * their receivers: plugins/transport-shm). */
+ * their receivers: plugins/transport-shm); with --thp 1 (host buffers) they
+ * are asked for transparent huge pages (madvise MADV_HUGEPAGE). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -85,9 +86,13 @@ static void perf_free_buf(ncclComm_t comm, void* p, ncclWindow_t win) {
   ncclMemFree(p);
 }
 #else
+#include <sys/mman.h>
 #define PERF_STREAM NULL
+static int perf_thp; /* --thp 1: buffers on 2 MB boundaries, asked for transparent huge pages */
 static void* perf_alloc(size_t b) {
-  void* p = aligned_alloc(4096, (b + 4095) / 4096 * 4096);
+  size_t align = perf_thp ? (size_t)2 << 20 : 4096;
+  void* p = aligned_alloc(align, (b + align - 1) / align * align);
+  if (p && perf_thp) madvise(p, (b + align - 1) / align * align, MADV_HUGEPAGE);
   if (p) memset(p, 0, b);
   return p;
 }
@@ -548,14 +553,15 @@ static void usage(void) {
   fprintf(stderr,
           "usage: mkccl-perf COLL [-b minBytes] [-e maxBytes] [-f factor] [-n iters] [-w warmup] [-c 0|1]\n"
           "                  [-o sum|prod|max|min|avg] [-d TYPE] [-r root] [--corrupt rank] [--symm 0|1]\n"
-          "                  [--reg 0|1]\n"
+          "                  [--reg 0|1] [--thp 0|1]\n"
           "  COLL: all_reduce all_gather reduce_scatter broadcast reduce sendrecv alltoall gather scatter\n"
           "  TYPE: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2\n"
           "  --corrupt: for tests of the check itself: that rank alters one element of each\n"
           "             result it checks, as a wrong collective would\n"
           "  --symm 1: (mkccl-perf-gpu) buffers from ncclMemAlloc in windows registered with\n"
           "            NCCL_WIN_COLL_SYMMETRIC\n"
-          "  --reg 1: the buffers registered with ncclCommRegister\n");
+          "  --reg 1: the buffers registered with ncclCommRegister\n"
+          "  --thp 1: (host buffers) on 2 MB boundaries with madvise(MADV_HUGEPAGE)\n");
 }
 
 int main(int argc, char** argv) {
@@ -585,6 +591,8 @@ int main(int argc, char** argv) {
     else if (!strcmp(f, "--reg")) perf_reg = atoi(v);
 #ifdef MKCCL_PERF_GPU
     else if (!strcmp(f, "--symm")) perf_symm = atoi(v);
+#else
+    else if (!strcmp(f, "--thp")) perf_thp = atoi(v);
 #endif
     else if (!strcmp(f, "-o")) {
       for (int k = 0; k < 5; k++) if (!strcmp(v, op_names[k])) o.op = (ncclRedOp_t)k;
