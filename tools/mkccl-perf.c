@@ -20,7 +20,11 @@
  * the same benchmark measures both. With --symm 1 its three buffers come
  * from ncclMemAlloc and are registered as windows with
  * NCCL_WIN_COLL_SYMMETRIC (NCCL's symmetric kernels; mkccl's too, unless
- * MKCCL_SYMM_MAX_BYTES=0 sends the same buffers through the rings). */
+ * MKCCL_SYMM_MAX_BYTES=0 sends the same buffers through the rings).
+ * With --reg 1 the three buffers are registered with ncclCommRegister (on
+ * host communicators over SHM, registered send buffers are read in place by
+ * their receivers: plugins/transport-shm); with --thp 1 (host buffers) they
+ * are asked for transparent huge pages (madvise MADV_HUGEPAGE). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -82,9 +86,13 @@ static void perf_free_buf(ncclComm_t comm, void* p, ncclWindow_t win) {
   ncclMemFree(p);
 }
 #else
+#include <sys/mman.h>
 #define PERF_STREAM NULL
+static int perf_thp; /* --thp 1: buffers on 2 MB boundaries, asked for transparent huge pages */
 static void* perf_alloc(size_t b) {
-  void* p = aligned_alloc(4096, (b + 4095) / 4096 * 4096);
+  size_t align = perf_thp ? (size_t)2 << 20 : 4096;
+  void* p = aligned_alloc(align, (b + align - 1) / align * align);
+  if (p && perf_thp) madvise(p, (b + align - 1) / align * align, MADV_HUGEPAGE);
   if (p) memset(p, 0, b);
   return p;
 }
@@ -104,6 +112,7 @@ static void perf_free_buf(ncclComm_t comm, void* p, ncclWindow_t win) {
 #endif
 
 typedef enum { ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE, SENDRECV, ALLTOALL, GATHER, SCATTER } coll_t;
+static int perf_reg; /* --reg 1: buffers registered with ncclCommRegister */
 static const char* coll_names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
                                    "sendrecv",   "alltoall",   "gather",         "scatter"};
 static const char* type_names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
@@ -544,12 +553,15 @@ static void usage(void) {
   fprintf(stderr,
           "usage: mkccl-perf COLL [-b minBytes] [-e maxBytes] [-f factor] [-n iters] [-w warmup] [-c 0|1]\n"
           "                  [-o sum|prod|max|min|avg] [-d TYPE] [-r root] [--corrupt rank] [--symm 0|1]\n"
+          "                  [--reg 0|1] [--thp 0|1]\n"
           "  COLL: all_reduce all_gather reduce_scatter broadcast reduce sendrecv alltoall gather scatter\n"
           "  TYPE: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2\n"
           "  --corrupt: for tests of the check itself: that rank alters one element of each\n"
           "             result it checks, as a wrong collective would\n"
           "  --symm 1: (mkccl-perf-gpu) buffers from ncclMemAlloc in windows registered with\n"
-          "            NCCL_WIN_COLL_SYMMETRIC\n");
+          "            NCCL_WIN_COLL_SYMMETRIC\n"
+          "  --reg 1: the buffers registered with ncclCommRegister\n"
+          "  --thp 1: (host buffers) on 2 MB boundaries with madvise(MADV_HUGEPAGE)\n");
 }
 
 int main(int argc, char** argv) {
@@ -576,8 +588,11 @@ int main(int argc, char** argv) {
     else if (!strcmp(f, "-c")) o.check = atoi(v);
     else if (!strcmp(f, "-r")) o.root = atoi(v);
     else if (!strcmp(f, "--corrupt")) o.corrupt = atoi(v);
+    else if (!strcmp(f, "--reg")) perf_reg = atoi(v);
 #ifdef MKCCL_PERF_GPU
     else if (!strcmp(f, "--symm")) perf_symm = atoi(v);
+#else
+    else if (!strcmp(f, "--thp")) perf_thp = atoi(v);
 #endif
     else if (!strcmp(f, "-o")) {
       for (int k = 0; k < 5; k++) if (!strcmp(v, op_names[k])) o.op = (ncclRedOp_t)k;
@@ -624,11 +639,18 @@ int main(int argc, char** argv) {
     fprintf(stderr, "mkccl-perf: cannot allocate 3 x %zu bytes\n", span);
     return 1;
   }
+  void* regs[3] = {NULL, NULL, NULL};
+  char* bufs[3] = {s, r, rIn};
+  for (int k = 0; perf_reg && k < 3; k++)
+    if (ncclCommRegister(o.comm, bufs[k], span, &regs[k]) != ncclSuccess) {
+      fprintf(stderr, "mkccl-perf: rank %d: ncclCommRegister failed: %s\n", o.rank, ncclGetLastError(o.comm));
+      return 1;
+    }
   if (o.rank == 0) {
     int v;
     ncclGetVersion(&v);
-    printf("# mkccl-perf %s: %d ranks, %s, NCCL API %d, iters %d, warmup %d, check %d\n", coll_names[o.coll],
-           o.nranks, PERF_MEM, v, o.iters, o.warmup, o.check);
+    printf("# mkccl-perf %s: %d ranks, %s%s, NCCL API %d, iters %d, warmup %d, check %d\n", coll_names[o.coll],
+           o.nranks, PERF_MEM, perf_reg ? " registered" : "", v, o.iters, o.warmup, o.check);
     printf("# ncclCommInitRank: %.1f ms (rank 0)\n", initMs);
     printf("#\n#%79s%37s\n", "out-of-place", "in-place");
     printf("#%11s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count", "type", "redop",
@@ -669,6 +691,8 @@ int main(int argc, char** argv) {
   /* A launcher stops the others when one rank exits non-zero: none leaves
    * before rank 0 has printed the table. */
   if (rc != 1) barrier(&o);
+  for (int k = 2; k >= 0; k--)
+    if (regs[k]) ncclCommDeregister(o.comm, regs[k]);
   perf_free_buf(o.comm, s, sWin);
   perf_free_buf(o.comm, r, rWin);
   perf_free_buf(o.comm, rIn, rInWin);

@@ -74,6 +74,12 @@ typedef struct {
  * core may progress its ops at the same time as other channels' ops, on
  * another thread. Without it, all such ops progress one at a time. */
 #define MKCCL_CONN_PROXY_LANE 0x10
+/* PTR mode across processes: PTR-mode slots carry an address in the
+ * sender's process, which the receiver copies from with ptrRead (below).
+ * Send side: the receiver reads such slots, so the sender may post them
+ * (data published that way stays in the sender's buffer until head passes
+ * it). Recv side: any slot may come so; ptrRead and ptrCtx are set. */
+#define MKCCL_CONN_PTR_READ 0x20
 typedef struct {
   char* buffs[MKCCL_NUM_PROTOCOLS]; /* step buffers; NULL: protocol unavailable */
   int32_t stepSize[MKCCL_NUM_PROTOCOLS];
@@ -82,6 +88,12 @@ typedef struct {
   mkcclConnFifo_v1* connFifo;
   uint32_t flags;
   void* netDeviceHandle;            /* net device offload (UNPACK), NULL for HOST */
+  /* Appended (the core zeroes the struct before connect, so transports
+   * that predate them leave them NULL). MKCCL_CONN_PTR_READ on the recv
+   * side: copy `bytes` at the sender's address `src` into dst; 0, or the
+   * errno that stopped it. */
+  int (*ptrRead)(void* ptrCtx, void* dst, const void* src, size_t bytes);
+  void* ptrCtx;
 } mkcclConnInfo_v1;
 
 /* The two ranks of a connection, as the core knows them. */

@@ -46,6 +46,10 @@ enum {
 /* A symmetric AllReduce in one shot (every rank reads every peer's input);
  * without it, two shots (reduce-scatter by loads, all-gather by stores). */
 #define MK_WORK_SYMM_ONESHOT 0x4
+/* p2p on a host communicator: sendbuff lies in a registration (or window),
+ * kept until the call returns, so a transport that reads peers' memory may
+ * be handed its address instead of its data (PTR mode). */
+#define MK_WORK_SEND_REG 0x8
 
 /* Bytes of an ncclDataType_t element (0 for an invalid type). */
 #if defined(__CUDACC__)

@@ -135,7 +135,9 @@ static ncclResult_t host_coll_flat(channel_t* ch, const mk_work_t* w, host_prims
  * a ring of exchanges never waits on itself. When one side is done, the
  * other goes on with plain waits. (Senders that run ahead are safe on a net
  * comm the channels share: the net ABI matches messages by tag, so one that
- * comes early waits for its receive.) */
+ * comes early waits for its receive.) A registered send buffer over a
+ * connection whose receiver reads peers' memory goes out in PTR mode
+ * (host_prims_ptr.c), and the item ends once the receiver has read it. */
 static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* base) {
   int bid = ch->id - w->channelLo;
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
@@ -156,20 +158,30 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
   int lane = sendChunks && sp.send[0].proxyLane >= 0 ? sp.send[0].proxyLane
              : recvChunks                           ? rp.recv[0].proxyLane
                                                     : -1;
+  int sendPtr = sendChunks && (w->flags & MK_WORK_SEND_REG) && (sp.send[0].info->flags & MKCCL_CONN_PTR_READ);
+  int recvAny = recvChunks && (rp.recv[0].info->flags & MKCCL_CONN_PTR_READ);
   uint32_t idle = 0;
   int64_t deadline = 0;
   for (int si = 0, ri = 0; si < sendChunks || ri < recvChunks;) {
     int moved = 0;
     if (si < sendChunks && (ri == recvChunks || host_prims_ready(&sp, MK_PRIM_SEND))) {
       int64_t off = (int64_t)si++ * chunk;
-      MK_CHECK(host_prims_chunk(&sp, MK_PRIM_SEND, (const char*)w->sendbuff + sendOff + off, NULL,
-                                coll_clamp(sendLen, off, chunk)));
+      const char* src = (const char*)w->sendbuff + sendOff + off;
+      if (sendPtr)
+        MK_CHECK(host_prims_send_addr(&sp, src, coll_clamp(sendLen, off, chunk)));
+      else
+        MK_CHECK(host_prims_chunk(&sp, MK_PRIM_SEND, src, NULL, coll_clamp(sendLen, off, chunk)));
       moved = 1;
     }
     if (ri < recvChunks && (si == sendChunks || host_prims_ready(&rp, MK_PRIM_RECV))) {
       int64_t off = (int64_t)ri++ * chunk;
-      MK_CHECK(host_prims_chunk(&rp, MK_PRIM_RECV, NULL, (char*)w->recvbuff + recvOff + off,
-                                coll_clamp(recvLen, off, chunk)));
+      char* dst = (char*)w->recvbuff + recvOff + off;
+      int got = 1;
+      if (recvAny)
+        MK_CHECK(host_prims_recv_any(&rp, dst, chunk, recvLen - off, w->recvPeer, &got));
+      else
+        MK_CHECK(host_prims_chunk(&rp, MK_PRIM_RECV, NULL, dst, coll_clamp(recvLen, off, chunk)));
+      ri += got - 1; /* a PTR read can take several chunks at once */
       moved = 1;
     }
     if (moved) {
@@ -181,6 +193,7 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
     if (waited == HOST_WAIT_TIMEOUT) host_wait_timed_out(base->abortFlag, "a point-to-point peer's data or free slots");
     if (waited != HOST_WAIT_OK) return ncclRemoteError;
   }
+  if (sendPtr) MK_CHECK(host_prims_send_drain(&sp));
   return ncclSuccess;
 }
 

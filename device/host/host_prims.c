@@ -1,4 +1,5 @@
 #include "host_prims.h"
+#include "host_prims_slice.h"
 
 #include <string.h>
 
@@ -58,7 +59,7 @@ static ncclResult_t host_prims_wait_end(host_prims_t* p, int waited, const char*
  * already satisfies reads nothing: the word's cache line stays with the
  * peer, which writes it (on 2 ranks over SHM, each read of a line the
  * other core wrote costs a transfer on the small-message path). */
-static ncclResult_t host_prims_wait_peer(host_prims_t* p, host_conn_t* c, volatile uint64_t* word, uint64_t target,
+ncclResult_t host_prims_wait_peer(host_prims_t* p, host_conn_t* c, volatile uint64_t* word, uint64_t target,
                                          const char* what) {
   if (*c->seen >= target) return ncclSuccess;
   int w = host_wait_ge(word, target, p->abortFlag, c->proxyLane);
@@ -101,7 +102,7 @@ int host_prims_ready(host_prims_t* p, int prim) {
 
 /* A recv connection's current slice, once published (and, with a device
  * offload, unpacked into its slots): where its data is. */
-static ncclResult_t host_prims_slice_in(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char** in) {
+ncclResult_t host_prims_slice_in(host_prims_t* p, host_conn_t* c, steps_shape_t s, const char** in) {
   uint64_t step = *c->step;
   if (host_prims_wait_recv(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
   /* Device offload: the slice's receive landed elsewhere (UNPACK: pages in
@@ -115,7 +116,7 @@ static ncclResult_t host_prims_slice_in(host_prims_t* p, host_conn_t* c, steps_s
 }
 
 /* A send connection's current slice, once free: where to write it. */
-static ncclResult_t host_prims_slice_out(host_prims_t* p, host_conn_t* c, steps_shape_t s, char** out) {
+ncclResult_t host_prims_slice_out(host_prims_t* p, host_conn_t* c, steps_shape_t s, char** out) {
   uint64_t step = *c->step;
   if (host_prims_wait_send(p, c, step + s.sliceSteps - 1) != ncclSuccess) return ncclRemoteError;
   *out = host_prims_send_ptr(c, step, s.stepSize);
@@ -123,14 +124,14 @@ static ncclResult_t host_prims_slice_out(host_prims_t* p, host_conn_t* c, steps_
 }
 
 /* Done with a received slice: its slots go back to the sender. */
-static void host_prims_slice_release(host_conn_t* c, steps_shape_t s) {
+void host_prims_slice_release(host_conn_t* c, steps_shape_t s) {
   uint64_t step = *c->step;
   conn_fifo_release(host_prims_fifo(c), c->info->head, step, s.sliceSteps);
   *c->step = step + s.sliceSteps;
 }
 
 /* A written slice of `bytes` goes to the receiver. */
-static void host_prims_slice_publish(host_conn_t* c, steps_shape_t s, int64_t bytes) {
+void host_prims_slice_publish(host_conn_t* c, steps_shape_t s, int64_t bytes) {
   uint64_t step = *c->step;
   conn_fifo_publish(host_prims_fifo(c), c->info->tail, step, s.sliceSteps, bytes);
   *c->step = step + s.sliceSteps;

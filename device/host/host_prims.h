@@ -53,6 +53,19 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
  * it uses (data published / slots free), without waiting. */
 int host_prims_ready(host_prims_t* p, int prim);
 
+/* Point-to-point in PTR mode (host_prims_ptr.c), on a connection with
+ * MKCCL_CONN_PTR_READ, on send[0] / recv[0]. send_addr posts one chunk of
+ * `bytes` at src as its address instead of its data (src must stay until
+ * send_drain returns: the receiver has read all that was posted).
+ * recv_any takes a p2p part's next chunks (of `chunk` bytes, `left` bytes
+ * to go from dst; chunks of one step) as their sender posted them: one
+ * copied from its slot, or the run of published PTR chunks that go on in
+ * the sender's buffer read at once; *nChunks says how many. `peer` names
+ * the sender in errors. */
+ncclResult_t host_prims_send_addr(host_prims_t* p, const void* src, int64_t bytes);
+ncclResult_t host_prims_send_drain(host_prims_t* p);
+ncclResult_t host_prims_recv_any(host_prims_t* p, void* dst, int64_t chunk, int64_t left, int peer, int* nChunks);
+
 /* Flat AllReduce of one step (nelem fits a step): this rank's input,
  * pre-multiplied, to every send connection; then the inputs of all ranks
  * combined in rank order into dst, so that every rank computes the same

@@ -1,7 +1,8 @@
 /* GPU memory helpers of the API: ncclMemAlloc/ncclMemFree (device memory
- * through the driver) and buffer registration. Registration is lazy:
- * mkccl's transports copy through their own buffers, so a handle records
- * the range and later versions may use it for zero-copy.
+ * through the driver) and buffer registration. Registration records the
+ * range on the communicator (api/mem_reg.c); on host communicators the
+ * planner lets a transport read a registered send buffer in place (PTR
+ * mode), elsewhere transports copy through their own buffers.
  *
  * ncclMemAlloc makes VMM memory (cuMemCreate, exportable as a file
  * descriptor) where the device allows it, as NCCL does: windows of the
@@ -10,18 +11,11 @@
 #include <stdlib.h>
 
 #include "api/api.h"
+#include "api/mem_reg.h"
 #include "base/err.h"
 #include "comm/comm.h"
 #include "cuda/gpu.h"
 #include "cuda/vmm.h"
-
-typedef struct {
-  uint64_t magic;
-  struct ncclComm* comm;
-  void* buff;
-  size_t size;
-} mem_reg_t;
-#define MEM_REG_MAGIC 0x6d6b726567ull /* "mkreg" */
 
 /* `size` bytes of VMM memory on device `dev`, mapped readable and writable
  * there, at a range reserved for it. */
@@ -103,9 +97,8 @@ MK_API(ncclResult_t, CommRegister, const ncclComm_t comm, void* buff, size_t siz
   if (!buff) return MK_FAIL(ncclInvalidArgument, "%s: buff is NULL", fn);
   if (!handle) return MK_FAIL(ncclInvalidArgument, "%s: handle is NULL", fn);
   if (size == 0) return MK_FAIL(ncclInvalidArgument, "%s: size is 0", fn);
-  mem_reg_t* r = malloc(sizeof(*r));
-  if (!r) return MK_FAIL(ncclSystemError, "%s: out of memory", fn);
-  *r = (mem_reg_t){MEM_REG_MAGIC, comm, buff, size};
+  mem_reg_t* r = NULL;
+  MK_CHECK(mem_reg_add(comm, buff, size, &r));
   *handle = r;
   return ncclSuccess;
 }
@@ -113,10 +106,5 @@ MK_API(ncclResult_t, CommRegister, const ncclComm_t comm, void* buff, size_t siz
 MK_API(ncclResult_t, CommDeregister, const ncclComm_t comm, void* handle) {
   const char* fn = "ncclCommDeregister";
   MK_CHECK(comm_check(comm, fn));
-  mem_reg_t* r = handle;
-  if (!r || r->magic != MEM_REG_MAGIC || r->comm != comm)
-    return MK_FAIL(ncclInvalidArgument, "%s: handle %p was not registered with this communicator", fn, handle);
-  r->magic = 0;
-  free(r);
-  return ncclSuccess;
+  return mem_reg_remove(comm, handle);
 }

@@ -94,6 +94,19 @@ int api_window_symm_find(const struct ncclComm* comm, const void* ptr, size_t by
   return found;
 }
 
+int api_window_covers(const struct ncclComm* comm, const void* ptr, size_t bytes) {
+  const char* p = ptr;
+  int found = 0;
+  pthread_mutex_lock(&window_lock);
+  for (const api_window_t* w = window_list; w && !found; w = w->next) {
+    const char* lo = w->userPtr;
+    found = w->comm == comm && !w->internal && p >= lo && (size_t)(p - lo) <= w->size &&
+            bytes <= w->size - (size_t)(p - lo);
+  }
+  pthread_mutex_unlock(&window_lock);
+  return found;
+}
+
 int api_window_gin_find(void* comm, uint64_t handle, char** ptr, size_t* size) {
   int found = 0;
   pthread_mutex_lock(&window_lock);

@@ -79,6 +79,7 @@ struct ncclComm {
   int finalizeCalled;
   int busy; /* atomic: threads inside the library on it (comm_abort.c), and whether an abort left it to them */
   uint32_t winCount; /* windows ever made on it: the next one's GIN handle (api/window_registry.c) */
+  struct mem_reg* memRegs; /* ncclCommRegister's ranges (api/mem_reg.c) */
   int revoked; /* atomic: ncclCommRevoke ended its work; only a parent (Split/Shrink) or torn down now */
 
   /* ---- bootstrap (bootstrap) ---- */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/mem_reg.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "comm/comm.h"
@@ -63,6 +64,7 @@ static pthread_mutex_t comm_quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void comm_free(struct ncclComm* comm) {
   if (!comm) return;
+  mem_reg_drop_all(comm);
   pthread_mutex_destroy(&comm->lock);
   free(comm->handles);
   comm->handles = NULL;

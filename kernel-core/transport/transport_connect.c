@@ -140,6 +140,7 @@ static ncclResult_t conn_connect_all(struct ncclComm* comm, conn_pending_t* ps, 
       if (p->connected) continue;
       connector_t* c = p->req->conn;
       const mkcclTransportSide_v1* side = conn_side(p->transport, c->isSend);
+      memset(&c->info, 0, sizeof(c->info)); /* fields a transport's ABI predates stay zero */
       ncclResult_t res = side->connect(c->conn, p->peerInfo, &c->info);
       if (res == ncclInProgress) continue;
       if (res != ncclSuccess)

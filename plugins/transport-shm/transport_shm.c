@@ -1,9 +1,11 @@
 /* The transport: setup creates our segment, connect maps the peer's. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "transport/mkccl_conn_fifo_v1.h"
 #include "transport_shm.h"
+#include "transport_shm_params.h"
 
 #define SHM_LOG(ctx, level, ...) (ctx)->services->log(level, NCCL_SHM, __FILE__, __LINE__, __VA_ARGS__)
 #define SHM_ALIGN 4096
@@ -25,6 +27,9 @@ static ncclResult_t shm_init(const mkcclTransportServices_v1* services, void** o
   shm_ctx_t* ctx = calloc(1, sizeof(*ctx));
   if (!ctx) return ncclSystemError;
   ctx->services = services;
+  /* Single copy between host ranks only: GPU ranks' buffers are device memory. */
+  ctx->cma = services->cudaDev < 0 && transport_shm_param_MKCCL_SHM_CMA(services) != 0;
+  ctx->cmaFault = (int)transport_shm_param_MKCCL_SHM_CMA_FAULT(services);
   int swept = shm_segment_sweep_dead();
   if (swept) SHM_LOG(ctx, NCCL_LOG_INFO, "transport-shm: removed %d segment(s) of dead processes", swept);
   *out = ctx;
@@ -62,6 +67,7 @@ static ncclResult_t shm_setup(void* tctx, const mkcclConnSetup_v1* args, void* c
   if (!c) return ncclSystemError;
   c->ctx = ctx;
   c->isSend = isSend;
+  c->peerPid = args->peer->pid;
   c->stepSize = args->buffSizes[MKCCL_PROTO_SIMPLE] / MKCCL_STEPS;
   /* LL lines for host executors only: the GPU kernels' LL (ring lines of
    * NCCL_LL_BUFFSIZE) has not been run over SHM. */
@@ -78,6 +84,7 @@ static ncclResult_t shm_setup(void* tctx, const mkcclConnSetup_v1* args, void* c
   }
   shm_header_t* h = c->local;
   h->magic = SHM_MAGIC;
+  if (getrandom(&h->token, sizeof(h->token), 0) != (ssize_t)sizeof(h->token)) h->token = (uint64_t)(uintptr_t)h;
   if (!isSend) conn_fifo_init(shm_recv_mem(c->local)->connFifo);
   shm_connect_info_t* info = connectInfo;
   memset(info, 0, MKCCL_CONNECT_INFO_BYTES);
@@ -85,6 +92,7 @@ static ncclResult_t shm_setup(void* tctx, const mkcclConnSetup_v1* args, void* c
   info->bytes = c->localBytes;
   info->rank = args->self->rank;
   info->llBytes = c->llBytes;
+  info->header = (uint64_t)(uintptr_t)c->local;
   *out = c;
   return ncclSuccess;
 }
@@ -118,7 +126,18 @@ static ncclResult_t shm_connect(void* conn, const void* peerConnectInfo, mkcclCo
       return ncclSystemError;
     }
     shm_segment_unlink(peer.name);
+    /* The receiver answers whether it reads the sender's memory in place
+     * before the sender can finish connecting (it waits for the answer). */
+    if (!c->isSend) {
+      c->cmaOk = c->ctx->services->cudaDev < 0 && shm_cma_probe(c, peer.header, peer.rank);
+      __atomic_store_n(&((shm_header_t*)c->local)->cma, c->cmaOk ? SHM_CMA_YES : SHM_CMA_NO, __ATOMIC_RELEASE);
+    }
     __atomic_store_n(&h->peerMapped, 1, __ATOMIC_RELEASE);
+  }
+  if (c->isSend) {
+    uint32_t cma = __atomic_load_n(&((shm_header_t*)c->remote)->cma, __ATOMIC_ACQUIRE);
+    if (cma == SHM_CMA_PENDING) return ncclInProgress;
+    c->cmaOk = cma == SHM_CMA_YES && c->ctx->cma;
   }
   if (!c->unlinked) {
     if (!__atomic_load_n(&((shm_header_t*)c->local)->peerMapped, __ATOMIC_ACQUIRE)) return ncclInProgress;
@@ -143,6 +162,10 @@ static ncclResult_t shm_connect(void* conn, const void* peerConnectInfo, mkcclCo
   info->head = &shm_send_mem(sendSeg)->head;
   info->connFifo = shm_recv_mem(recvSeg)->connFifo;
   info->flags = 0;
+  if (c->cmaOk) {
+    info->flags |= MKCCL_CONN_PTR_READ;
+    if (!c->isSend) info->ptrRead = shm_cma_read, info->ptrCtx = c;
+  }
   return ncclSuccess;
 }
 
@@ -171,6 +194,3 @@ __attribute__((visibility("default"))) const mkcclTransport_v1 mkcclTransportPlu
     .recv = {shm_recv_setup, shm_connect, shm_free, NULL, NULL, NULL, NULL},
     .finalize = shm_finalize,
 };
-
-__attribute__((visibility("default"))) const mkcclPluginInfo_v1_t mkcclPluginInfo_v1 = {
-    sizeof(mkcclPluginInfo_v1_t), MKCCL_PLUGIN_ABI_VERSION, "transport-shm", "0.1.0", NULL, 0, NULL};

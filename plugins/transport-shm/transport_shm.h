@@ -18,21 +18,33 @@
 #define SHM_MAGIC 0x6d6b73686dULL /* "mkshm" */
 #define SHM_NAME_MAX 64
 
+/* The receiver's answer, in its header, to whether it reads the sender's
+ * memory in place (transport_shm_cma.c); the sender's connect waits for it. */
+#define SHM_CMA_PENDING 0
+#define SHM_CMA_YES 1
+#define SHM_CMA_NO 2
+
 typedef struct {
   uint64_t magic;
   volatile uint32_t peerMapped;
-  char pad[52];
+  volatile uint32_t cma;  /* receiver segment: SHM_CMA_* */
+  uint64_t token;         /* random: the CMA probe tells this segment from any other */
+  char pad[40];
 } shm_header_t;
+_Static_assert(sizeof(shm_header_t) == 64, "the segment header is one cache line");
 
 typedef struct {
   char name[SHM_NAME_MAX];
   uint64_t bytes;
   int32_t rank;
   int32_t llBytes; /* the receiver's segment has LL lines of this many bytes (0: none) */
+  uint64_t header; /* the segment's address in its creator's process (the CMA probe reads it there) */
 } shm_connect_info_t;
 
 typedef struct {
   const mkcclTransportServices_v1* services;
+  int cma;      /* MKCCL_SHM_CMA, host ranks only */
+  int cmaFault; /* MKCCL_SHM_CMA_FAULT */
 } shm_ctx_t;
 
 typedef struct {
@@ -40,6 +52,8 @@ typedef struct {
   int isSend;
   int stepSize;
   int llBytes;     /* LL lines in the receiver's segment (ours when receiving, the peer's when sending) */
+  int peerPid;
+  int cmaOk;       /* the receiver reads the sender's registered buffers in place */
   /* our segment */
   char name[SHM_NAME_MAX];
   void* local;
@@ -60,5 +74,12 @@ void shm_segment_close(void* ptr, size_t bytes);
 void shm_segment_unlink(const char* name);
 /* Unlink the segments of dead processes of our pid namespace; how many. */
 int shm_segment_sweep_dead(void);
+
+/* Single copy (transport_shm_cma.c). Receiver, at connect: whether it can
+ * read the sender's memory, by reading the sender's header at its address
+ * peerHeader (said once at INFO when not). */
+int shm_cma_probe(const shm_conn_t* c, uint64_t peerHeader, int peerRank);
+/* mkcclConnInfo_v1.ptrRead: `bytes` at the sender's src into dst. */
+int shm_cma_read(void* conn, void* dst, const void* src, size_t bytes);
 
 #endif

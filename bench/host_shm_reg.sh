@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Host Send/Recv and AllGather over SHM, registered buffers (mkccl-perf
+# --reg 1: a registered send buffer is read in place by its receiver,
+# plugins/transport-shm) against unregistered ones, 2 processes, both
+# measured in this one run, size by size. Prints an nccl-tests-style table:
+# out-of-place time and busbw of each, and registered / unregistered busbw.
+# Each size runs unregistered then registered, one after the other, so a
+# busy machine weighs on both alike.
+#   bench/host_shm_reg.sh [BUILD_DIR]    (default build; e.g. build-noc)
+# HOST_SHM_REG_MIN/MAX (1M/256M), _FACTOR (2), _ITERS (20), _WARMUP (5),
+# HOST_SHM_REG_COLLS ("sendrecv all_gather"), HOST_SHM_REG_RANKS (2),
+# HOST_SHM_REG_THP=1: every buffer asked for huge pages (mkccl-perf --thp 1).
+# Where mpirun and BUILD_DIR/bin/mkccl-mpi-shm exist, Send/Recv rows also get
+# Open MPI's MPI_Sendrecv over vader with its single copy (CMA) and without
+# (btl_vader_single_copy_mechanism cma / none), in the same round.
+# Benchmarks print; they assert nothing. A run that reports #wrong says so.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}/bin
+MIN=${HOST_SHM_REG_MIN:-1M}
+MAX=${HOST_SHM_REG_MAX:-256M}
+FACTOR=${HOST_SHM_REG_FACTOR:-2}
+ITERS=${HOST_SHM_REG_ITERS:-20}
+WARMUP=${HOST_SHM_REG_WARMUP:-5}
+COLLS=${HOST_SHM_REG_COLLS:-sendrecv all_gather}
+RANKS=${HOST_SHM_REG_RANKS:-2}
+THP=${HOST_SHM_REG_THP:-0}
+[[ -x $B/mkccl-perf && -x $B/mkccl-run ]] || { echo "no $B/mkccl-perf or $B/mkccl-run: build first" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Sizes from MIN to MAX by FACTOR, in bytes.
+bytes() { numfmt --from=iec "$1"; }
+sizes() {
+  local s; s=$(bytes "$MIN")
+  local e; e=$(bytes "$MAX")
+  while (( s <= e )); do echo "$s"; s=$(( s * FACTOR )); done
+}
+
+# One mkccl-perf run at one size: "time busbw #wrong" (out of place), or "- - -".
+run() {
+  local coll=$1 size=$2 reg=$3 log=$tmp/log
+  "$B/mkccl-run" -n "$RANKS" -- "$B/mkccl-perf" "$coll" -b "$size" -e "$size" -n "$ITERS" -w "$WARMUP" -c 1 \
+    --reg "$reg" --thp "$THP" >"$log" 2>&1
+  local rc=$? row
+  row=$(awk '!/^#/ && NF >= 9 {print $6, $8, $9; exit}' "$log")
+  if [[ $rc != 0 || -z $row ]]; then
+    echo "# $coll $size --reg $reg exited $rc:" >&2
+    sed 's/^/#   /' "$log" | tail -5 >&2
+    row="- - -"
+  fi
+  echo "$row"
+}
+
+# Open MPI's busbw at one size, vader with single-copy mechanism $1.
+mpi_run() {
+  mpirun --allow-run-as-root -np "$RANKS" --bind-to none --mca btl vader,self \
+    --mca btl_vader_single_copy_mechanism "$1" "$B/mkccl-mpi-shm" -b "$2" -e "$2" -n "$ITERS" -w "$WARMUP" \
+    2>/dev/null | awk '!/^#/ && NF >= 6 {print $6; exit}'
+}
+have_mpi=0
+command -v mpirun >/dev/null && [[ -x $B/mkccl-mpi-shm ]] && have_mpi=1
+
+echo "# mkccl host $COLLS over SHM, $RANKS processes, $(nproc) cores: registered (--reg 1) against unregistered,"
+echo "# both measured in this run, size by size one after the other, out-of-place, $ITERS iterations after $WARMUP warm-up"
+(( THP )) && echo "# mkccl's buffers asked for transparent huge pages (--thp 1)"
+(( have_mpi )) && echo "# ompi-cma / ompi-none: Open MPI MPI_Sendrecv busbw over vader, single copy cma / none"
+printf "#%-10s %11s  %10s %8s %6s  %10s %8s %6s  %9s  %8s %9s\n" "" "" "unreg" "" "" "reg" "" "" "" "" ""
+printf "#%-10s %11s  %10s %8s %6s  %10s %8s %6s  %9s  %8s %9s\n" "coll" "size(B)" "time(us)" "busbw" "#wrong" "time(us)" \
+  "busbw" "#wrong" "reg/unreg" "ompi-cma" "ompi-none"
+for coll in $COLLS; do
+  for size in $(sizes); do
+    read -r t0 b0 w0 <<<"$(run "$coll" "$size" 0)"
+    read -r t1 b1 w1 <<<"$(run "$coll" "$size" 1)"
+    m1=-; m0=-
+    if (( have_mpi )) && [[ $coll == sendrecv ]]; then
+      m1=$(mpi_run cma "$size"); m0=$(mpi_run none "$size")
+    fi
+    ratio=$(awk -v a="$b0" -v b="$b1" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", b / a; else print "-" }')
+    printf " %-10s %11s  %10s %8s %6s  %10s %8s %6s  %9s  %8s %9s\n" "$coll" "$size" "$t0" "$b0" "$w0" "$t1" "$b1" \
+      "$w1" "$ratio" "${m1:--}" "${m0:--}"
+  done
+done

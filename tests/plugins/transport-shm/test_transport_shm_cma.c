@@ -1,0 +1,210 @@
+/* Single copy over SHM: 3 host ranks, Send/Recv of registered buffers.
+ *   cma:   a registered send buffer is read in place by its receiver
+ *          (transport-shm's counter of bytes read so grows by exactly the
+ *          bytes received from registered senders), no INFO line;
+ *   off:   MKCCL_SHM_CMA=0: the counter stays 0, one INFO line;
+ *   fault: MKCCL_SHM_CMA_FAULT=1 (EPERM): the counter stays 0, one INFO
+ *          line saying process_vm_readv failed.
+ * Every mode checks every byte on every rank: the data tell rank, call and
+ * element apart. Calls: a ring exchange (out of place), a send and a
+ * receive within one registered buffer, every rank to every other, an
+ * unregistered sender, an unregistered receiver, a sender whose buffer is
+ * a window (ncclCommWindowRegister); sizes from 1 byte to
+ * several steps on every channel, odd ones included.
+ * Usage: test_transport_shm_cma cma|off|fault */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "nccl.h"
+#include "ranks_id.h"
+
+#define N 3
+static const char* mode;
+static char logDir[64];
+
+/* The byte `i` of what rank `from` sends to `to` in call `call`. */
+static uint8_t val(int from, int to, int call, size_t i) {
+  uint64_t x = ((uint64_t)from * 131 + (uint64_t)to * 7 + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)call << 40) ^ i;
+  x ^= x >> 31;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 29;
+  return (uint8_t)x;
+}
+
+static void fill(uint8_t* p, size_t n, int from, int to, int call) {
+  for (size_t i = 0; i < n; i++) p[i] = val(from, to, call, i);
+}
+
+static void expect(const uint8_t* p, size_t n, int from, int to, int call) {
+  for (size_t i = 0; i < n; i++)
+    CHECK_MSG(p[i] == val(from, to, call, i), "rank %d call %d: byte %zu from rank %d is %u, expected %u", to, call,
+              i, from, p[i], val(from, to, call, i));
+}
+
+/* transport-shm's count of bytes read in place, asked of the plugin the
+ * library loaded (its path as the loader has it). */
+static int find_shm(struct dl_phdr_info* info, size_t size, void* out) {
+  (void)size;
+  if (!strstr(info->dlpi_name, "libmkccl-transport-shm.so")) return 0;
+  snprintf(out, 512, "%s", info->dlpi_name);
+  return 1;
+}
+static uint64_t cma_bytes(void) {
+  char path[512] = "";
+  dl_iterate_phdr(find_shm, path);
+  CHECK_MSG(path[0], "transport-shm is not loaded");
+  void* h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  CHECK_MSG(h, "dlopen %s: %s", path, dlerror());
+  uint64_t (*fn)(void) = (uint64_t(*)(void))dlsym(h, "mkcclShmCmaBytes");
+  CHECK_MSG(fn, "%s has no mkcclShmCmaBytes", path);
+  uint64_t n = fn();
+  dlclose(h); /* the library's own reference keeps it loaded */
+  return n;
+}
+
+/* Lines of this process's log holding `what`. */
+static int log_lines(const char* what) {
+  char path[128], line[1024];
+  snprintf(path, sizeof(path), "%s/log.%d", logDir, (int)getpid());
+  FILE* f = fopen(path, "r");
+  CHECK_MSG(f, "no log at %s", path);
+  int n = 0;
+  while (fgets(line, sizeof(line), f)) n += strstr(line, what) != NULL;
+  fclose(f);
+  return n;
+}
+
+static void* reg(ncclComm_t comm, void* p, size_t n) {
+  void* h = NULL;
+  CHECK_NCCL(ncclCommRegister(comm, p, n, &h));
+  return h;
+}
+
+static const size_t sizes[] = {1, 4096 + 3, (3u << 20) + 5, (9u << 20) + 1};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define MAXB ((9u << 20) + 1)
+
+static int rank_main(int rank, int n, void* arg) {
+  (void)arg;
+  ncclComm_t comm = ranks_comm_init(rank, n);
+  int next = (rank + 1) % N, prev = (rank + N - 1) % N;
+  uint64_t expected = 0; /* bytes this rank should read in place */
+  int cma = strcmp(mode, "cma") == 0;
+  uint8_t* sbuf = malloc(MAXB * N);
+  uint8_t* rbuf = malloc(MAXB * N);
+  uint8_t* both = malloc(2 * (size_t)MAXB);
+  uint8_t* plain = malloc(MAXB);
+  uint8_t* wbuf = malloc(MAXB);
+  CHECK(sbuf && rbuf && both && plain && wbuf);
+  ncclWindow_t win;
+  CHECK_NCCL(ncclCommWindowRegister(comm, wbuf, MAXB, &win, NCCL_WIN_DEFAULT));
+  void* hs = reg(comm, sbuf, MAXB * N);
+  void* hr = reg(comm, rbuf, MAXB * N);
+  void* hb = reg(comm, both, 2 * (size_t)MAXB);
+  int call = 0;
+  for (size_t k = 0; k < NSIZES; k++) {
+    size_t b = sizes[k];
+    /* Ring, out of place, both registered. */
+    call++;
+    fill(sbuf, b, rank, next, call);
+    memset(rbuf, 0, b);
+    CHECK_NCCL(ncclGroupStart());
+    CHECK_NCCL(ncclSend(sbuf, b, ncclUint8, next, comm, NULL));
+    CHECK_NCCL(ncclRecv(rbuf, b, ncclUint8, prev, comm, NULL));
+    CHECK_NCCL(ncclGroupEnd());
+    expect(rbuf, b, prev, rank, call);
+    expected += b;
+    /* In one registered buffer: send its first half, receive into its second. */
+    call++;
+    fill(both, b, rank, prev, call);
+    memset(both + b, 0, b);
+    CHECK_NCCL(ncclGroupStart());
+    CHECK_NCCL(ncclSend(both, b, ncclUint8, prev, comm, NULL));
+    CHECK_NCCL(ncclRecv(both + b, b, ncclUint8, next, comm, NULL));
+    CHECK_NCCL(ncclGroupEnd());
+    expect(both + b, b, next, rank, call);
+    expect(both, b, rank, prev, call); /* the sent half is left as it was */
+    expected += b;
+    /* Every rank to every other, from and into parts of the registrations. */
+    call++;
+    memset(rbuf, 0, MAXB * N);
+    CHECK_NCCL(ncclGroupStart());
+    for (int p = 0; p < N; p++) {
+      if (p == rank) continue;
+      fill(sbuf + (size_t)p * b, b, rank, p, call);
+      CHECK_NCCL(ncclSend(sbuf + (size_t)p * b, b, ncclUint8, p, comm, NULL));
+      CHECK_NCCL(ncclRecv(rbuf + (size_t)p * b, b, ncclUint8, p, comm, NULL));
+      expected += b;
+    }
+    CHECK_NCCL(ncclGroupEnd());
+    for (int p = 0; p < N; p++)
+      if (p != rank) expect(rbuf + (size_t)p * b, b, p, rank, call);
+    /* Rank 0 sends from an unregistered buffer (copied), rank 1 receives
+     * into one (read in place all the same: the receiver's own memory). */
+    call++;
+    uint8_t* src = rank == 0 ? plain : sbuf;
+    uint8_t* dst = rank == 1 ? plain : rbuf;
+    fill(src, b, rank, next, call);
+    CHECK_NCCL(ncclGroupStart());
+    CHECK_NCCL(ncclSend(src, b, ncclUint8, next, comm, NULL));
+    CHECK_NCCL(ncclRecv(dst, b, ncclUint8, prev, comm, NULL));
+    CHECK_NCCL(ncclGroupEnd());
+    expect(dst, b, prev, rank, call);
+    if (prev != 0) expected += b;
+    /* From a window, into an unregistered buffer. */
+    call++;
+    fill(wbuf, b, rank, prev, call);
+    memset(plain, 0, b);
+    CHECK_NCCL(ncclGroupStart());
+    CHECK_NCCL(ncclSend(wbuf, b, ncclUint8, prev, comm, NULL));
+    CHECK_NCCL(ncclRecv(plain, b, ncclUint8, next, comm, NULL));
+    CHECK_NCCL(ncclGroupEnd());
+    expect(plain, b, next, rank, call);
+    expected += b;
+  }
+  uint64_t got = cma_bytes();
+  if (cma)
+    CHECK_MSG(got == expected, "rank %d read %llu bytes in place, expected %llu", rank, (unsigned long long)got,
+              (unsigned long long)expected);
+  else
+    CHECK_MSG(got == 0, "rank %d read %llu bytes in place with mode %s", rank, (unsigned long long)got, mode);
+  CHECK_NCCL(ncclCommWindowDeregister(comm, win));
+  CHECK_NCCL(ncclCommDeregister(comm, hb));
+  CHECK_NCCL(ncclCommDeregister(comm, hr));
+  CHECK_NCCL(ncclCommDeregister(comm, hs));
+  CHECK_NCCL(ncclCommDestroy(comm));
+  int off = log_lines("single copy off"), failed = log_lines("process_vm_readv from rank");
+  CHECK_EQ_INT(off, strcmp(mode, "off") == 0);
+  CHECK_EQ_INT(failed, strcmp(mode, "fault") == 0);
+  free(wbuf), free(plain), free(both), free(rbuf), free(sbuf);
+  printf("rank %d: %s: %llu bytes read in place: ok\n", rank, mode, (unsigned long long)got);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  mode = argc > 1 ? argv[1] : "cma";
+  CHECK_MSG(!strcmp(mode, "cma") || !strcmp(mode, "off") || !strcmp(mode, "fault"), "unknown mode %s", mode);
+  if (!strcmp(mode, "off")) setenv("MKCCL_SHM_CMA", "0", 1);
+  if (!strcmp(mode, "fault")) setenv("MKCCL_SHM_CMA_FAULT", "1", 1);
+  snprintf(logDir, sizeof(logDir), "/tmp/mkccl-cma-XXXXXX");
+  CHECK(mkdtemp(logDir));
+  char file[128];
+  snprintf(file, sizeof(file), "%s/log.%%p", logDir);
+  setenv("NCCL_DEBUG", "INFO", 1);
+  setenv("NCCL_DEBUG_SUBSYS", "INIT,SHM", 1);
+  setenv("NCCL_DEBUG_FILE", file, 1);
+  int rc = ranks_run(N, rank_main, NULL, 120);
+  char cmd[160];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", logDir);
+  if (rc == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", logDir);
+  CHECK_MSG(rc == 0, "a rank failed (logs in %s)", logDir);
+  printf("test_transport_shm_cma %s: ok\n", mode);
+  return 0;
+}
