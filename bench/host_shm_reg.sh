@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Host Send/Recv and AllGather over SHM, registered buffers (mkccl-perf
-# --reg 1: a registered send buffer is read in place by its receiver,
+# --reg 1, under MKCCL_SHM_CMA=1: a registered send buffer is read in place by its receiver,
 # plugins/transport-shm) against unregistered ones, 2 processes, both
 # measured in this one run, size by size. Prints an nccl-tests-style table:
 # out-of-place time and busbw of each, and registered / unregistered busbw.
@@ -40,7 +40,7 @@ sizes() {
 # One mkccl-perf run at one size: "time busbw #wrong" (out of place), or "- - -".
 run() {
   local coll=$1 size=$2 reg=$3 log=$tmp/log
-  "$B/mkccl-run" -n "$RANKS" -- "$B/mkccl-perf" "$coll" -b "$size" -e "$size" -n "$ITERS" -w "$WARMUP" -c 1 \
+  MKCCL_SHM_CMA=1 "$B/mkccl-run" -n "$RANKS" -- "$B/mkccl-perf" "$coll" -b "$size" -e "$size" -n "$ITERS" -w "$WARMUP" -c 1 \
     --reg "$reg" --thp "$THP" >"$log" 2>&1
   local rc=$? row
   row=$(awk '!/^#/ && NF >= 9 {print $6, $8, $9; exit}' "$log")

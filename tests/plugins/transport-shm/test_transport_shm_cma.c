@@ -191,7 +191,7 @@ static int rank_main(int rank, int n, void* arg) {
 int main(int argc, char** argv) {
   mode = argc > 1 ? argv[1] : "cma";
   CHECK_MSG(!strcmp(mode, "cma") || !strcmp(mode, "off") || !strcmp(mode, "fault"), "unknown mode %s", mode);
-  if (!strcmp(mode, "off")) setenv("MKCCL_SHM_CMA", "0", 1);
+  setenv("MKCCL_SHM_CMA", strcmp(mode, "off") ? "1" : "0", 1);
   if (!strcmp(mode, "fault")) setenv("MKCCL_SHM_CMA_FAULT", "1", 1);
   snprintf(logDir, sizeof(logDir), "/tmp/mkccl-cma-XXXXXX");
   CHECK(mkdtemp(logDir));
