@@ -13,39 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/mkccl_conn_fifo_v1.h"
-#include "transport/mkccl_transport_v1.h"
-
-#define P2P_CTRL_BYTES 4096
-#define P2P_LOG(ctx, level, ...) (ctx)->services->log(level, NCCL_P2P, __FILE__, __LINE__, __VA_ARGS__)
-
-typedef struct {
-  const mkcclTransportServices_v1* services;
-  int readMode;
-} p2p_ctx_t;
-
-typedef struct {
-  int32_t readMode;
-  int32_t hasBuffer;
-  uint64_t pidHash;
-  uint64_t bytes;
-  uint64_t llBytes; /* LL lines in this region (a receiver's), after the control words */
-  void* ptr;     /* the region, for a peer in this process */
-  char ipc[64];  /* the region, for another process */
-} p2p_connect_info_t;
-_Static_assert(sizeof(p2p_connect_info_t) <= MKCCL_CONNECT_INFO_BYTES, "p2p connect info too large");
-
-typedef struct {
-  p2p_ctx_t* ctx;
-  int isSend;
-  int stepSize;
-  int llBytes;        /* our LL lines (a receiver's; 0: none) */
-  char* local;        /* our region */
-  int localHasBuffer;
-  char* remote;       /* the peer's region as we address it */
-  int remoteIpc;      /* opened through IPC: close it */
-  uint64_t myPidHash;
-} p2p_conn_t;
+#include "transport_p2p.h"
 
 static ncclResult_t p2p_init(const mkcclTransportServices_v1* services, void** out) {
   p2p_ctx_t* ctx = calloc(1, sizeof(*ctx));
@@ -117,7 +85,6 @@ static ncclResult_t p2p_recv_setup(void* tctx, const mkcclConnSetup_v1* args, vo
 
 static ncclResult_t p2p_connect(void* conn, const void* peerConnectInfo, mkcclConnInfo_v1* info) {
   p2p_conn_t* c = conn;
-  const mkcclTransportServices_v1* sv = c->ctx->services;
   p2p_connect_info_t peer;
   memcpy(&peer, peerConnectInfo, sizeof(peer));
   if (peer.readMode != c->ctx->readMode) {
@@ -129,9 +96,8 @@ static ncclResult_t p2p_connect(void* conn, const void* peerConnectInfo, mkcclCo
     if (peer.pidHash == c->myPidHash) {
       c->remote = peer.ptr;
     } else {
-      ncclResult_t res = sv->ipcOpen(sv->ctx, peer.ipc, (void**)&c->remote);
+      ncclResult_t res = p2p_import_open(c, &peer);
       if (res != ncclSuccess) return res;
-      c->remoteIpc = 1;
     }
   }
   char* sendRegion = c->isSend ? c->local : c->remote;
@@ -156,7 +122,7 @@ static ncclResult_t p2p_free(void* conn) {
   p2p_conn_t* c = conn;
   if (!c) return ncclSuccess;
   const mkcclTransportServices_v1* sv = c->ctx->services;
-  if (c->remoteIpc) sv->ipcClose(sv->ctx, c->remote);
+  p2p_import_close(c);
   sv->deviceFree(sv->ctx, c->local);
   free(c);
   return ncclSuccess;

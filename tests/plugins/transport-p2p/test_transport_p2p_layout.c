@@ -4,7 +4,9 @@
  * the sender and the receiver must agree on every address, the LL lines
  * must sit in the receiver's region (the sender stores across the link, the
  * receiver polls locally), and no buffer may overlap another or the control
- * words. Usage: test_transport_p2p_layout PATH/libmkccl-transport-p2p.so */
+ * words. Then imports: a peer's region that overlaps one imported earlier
+ * from the same process closes the earlier (stale) import first, once.
+ * Usage: test_transport_p2p_layout PATH/libmkccl-transport-p2p.so */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@ static struct {
   size_t n;
 } regions[16];
 static int nRegions, nOpen;
+static void* lastClosed;
 
 static ncclResult_t fake_alloc(void* ctx, size_t bytes, void** ptr) {
   (void)ctx;
@@ -50,7 +53,7 @@ static ncclResult_t fake_ipc_open(void* ctx, const void* handle, void** ptr) {
 }
 static ncclResult_t fake_ipc_close(void* ctx, void* ptr) {
   (void)ctx;
-  (void)ptr;
+  lastClosed = ptr;
   nOpen--;
   return ncclSuccess;
 }
@@ -145,12 +148,71 @@ static void run_case(int readMode, int llBytes, int samePid) {
          samePid ? "this" : "another");
 }
 
+static void fake_services(mkcclTransportServices_v1* sv) {
+  memset(sv, 0, sizeof(*sv));
+  sv->size = sizeof(*sv);
+  sv->log = fake_log;
+  sv->deviceAlloc = fake_alloc;
+  sv->deviceFree = fake_free;
+  sv->ipcHandle = fake_ipc_handle;
+  sv->ipcOpen = fake_ipc_open;
+  sv->ipcClose = fake_ipc_close;
+  sv->cudaDev = 0;
+  sv->sm = 90;
+  sv->p2pRead = 0;
+}
+
+/* Receivers of two communicators import senders of the same process: the
+ * second sender's region where the first's was (freed and made again)
+ * makes the first import stale; another region leaves it alone. */
+static void run_stale_imports(void) {
+  mkcclTransportServices_v1 sv;
+  fake_services(&sv);
+  void* tctx = NULL;
+  CHECK(T->init(&sv, &tctx) == ncclSuccess);
+  mkcclPeer_v1 a, b;
+  memset(&a, 0, sizeof(a));
+  memset(&b, 0, sizeof(b));
+  a.rank = 0, b.rank = 1, a.cudaDev = 0, b.cudaDev = 1, a.pidHash = 7, b.pidHash = 8;
+  mkcclConnSetup_v1 sa, ra;
+  memset(&sa, 0, sizeof(sa));
+  sa.self = &a, sa.peer = &b, sa.deviceMem = 1;
+  sa.buffSizes[MKCCL_PROTO_SIMPLE] = 8 * 4096;
+  ra = sa;
+  ra.self = &b, ra.peer = &a;
+  char sInfo[2][MKCCL_CONNECT_INFO_BYTES], rInfo[3][MKCCL_CONNECT_INFO_BYTES];
+  void *sConn[2], *rConn[3];
+  mkcclConnInfo_v1 ri[3];
+  nRegions = nOpen = 0;
+  CHECK(T->send.setup(tctx, &sa, sInfo[0], &sConn[0]) == ncclSuccess);
+  CHECK(T->send.setup(tctx, &sa, sInfo[1], &sConn[1]) == ncclSuccess);
+  for (int i = 0; i < 3; i++) CHECK(T->recv.setup(tctx, &ra, rInfo[i], &rConn[i]) == ncclSuccess);
+  CHECK(T->recv.connect(rConn[0], sInfo[0], &ri[0]) == ncclSuccess);
+  CHECK(T->recv.connect(rConn[1], sInfo[1], &ri[1]) == ncclSuccess);
+  CHECK(nOpen == 2); /* two regions apart: both imports live */
+  lastClosed = NULL;
+  CHECK(T->recv.connect(rConn[2], sInfo[0], &ri[2]) == ncclSuccess); /* where sender 0's region is */
+  CHECK(nOpen == 2);
+  CHECK(lastClosed == regions[0].p); /* receiver 0's import of it, closed */
+  lastClosed = NULL;
+  CHECK(T->recv.free(rConn[0]) == ncclSuccess);
+  CHECK(nOpen == 2 && lastClosed == NULL); /* not closed twice */
+  CHECK(T->recv.free(rConn[1]) == ncclSuccess);
+  CHECK(T->recv.free(rConn[2]) == ncclSuccess);
+  CHECK(nOpen == 0);
+  CHECK(T->send.free(sConn[0]) == ncclSuccess);
+  CHECK(T->send.free(sConn[1]) == ncclSuccess);
+  if (T->finalize) CHECK(T->finalize(tctx) == ncclSuccess);
+  printf("ok: a stale import closed once, before the new one\n");
+}
+
 int main(int argc, char** argv) {
   void* h;
   T = transport_plugin_open(argc, argv, &h);
   for (int readMode = 0; readMode <= 1; readMode++)
     for (int ll = 0; ll <= 1; ll++)
       for (int same = 0; same <= 1; same++) run_case(readMode, ll ? 8 * 16 * 64 : 0, same);
+  run_stale_imports();
   dlclose(h);
   return 0;
 }

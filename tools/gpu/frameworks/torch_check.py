@@ -1031,6 +1031,7 @@ def check_symm_mem():
         hdl.get_signal_pad(nxt).view(torch.int32)[-1:].fill_(7000 + RANK)
         sync_all()
         got = [int(hdl.get_signal_pad(p).view(torch.int32)[-1:].clone().cpu().item()) for p in range(WORLD)]
+        sync_all()  # every rank has read every pad before any clears its own
         hdl.get_signal_pad(RANK).view(torch.int32)[-1:].fill_(0)
         sync_all()
         exp = [7000 + (p - 1) % WORLD for p in range(WORLD)]
