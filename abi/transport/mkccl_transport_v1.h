@@ -223,6 +223,15 @@ typedef struct {
   ncclResult_t (*proxyFree)(void* conn);
 } mkcclTransportSide_v1;
 
+/* What a transport holds for one communicator (see `stats` below). */
+typedef struct {
+  size_t size;            /* in: sizeof(mkcclTransportStats_v1) of the caller */
+  uint64_t stagingBytes;  /* step buffers and pools the transport allocated (control words not counted) */
+  int32_t pools;          /* shared (OFFSET mode) pools among them */
+  int32_t conns;          /* connections */
+  uint64_t offsetSteps;   /* steps that went through a pool slot (OFFSET mode) */
+} mkcclTransportStats_v1;
+
 typedef struct {
   size_t size;
   int abiVersion;       /* MKCCL_TRANSPORT_ABI_V1 */
@@ -234,6 +243,13 @@ typedef struct {
   mkcclTransportSide_v1 send;
   mkcclTransportSide_v1 recv;
   ncclResult_t (*finalize)(void* tctx);
+  /* Appended (check `size`; NULL: none): what the transport holds for this
+   * communicator now. Callable from any thread between init and finalize. */
+  ncclResult_t (*stats)(void* tctx, mkcclTransportStats_v1* out);
 } mkcclTransport_v1;
+
+/* The size of mkcclTransport_v1 before `stats` was appended: the smallest a
+ * transport may export. */
+#define MKCCL_TRANSPORT_V1_MIN_SIZE (offsetof(mkcclTransport_v1, finalize) + sizeof(void*))
 
 #endif

@@ -179,11 +179,13 @@ static __device__ bool mk_wait(mk_prims* p, volatile uint64_t* word, uint64_t ta
 }
 
 /* A free slot on send connection c for a piece ending at step `end`: the
- * receiver's head within MKCCL_STEPS of it (no underflow at the start).
+ * receiver's head within MKCCL_STEPS of it (no underflow at the start);
+ * in OFFSET mode (MKCCL_CONN_SHARED) head counts steps the proxy granted a
+ * pool slot, offset written first, so it must be past the piece.
  * A head read earlier that allows it already is not read again: with 8
  * slots, most steps of a small collective need no read at all (thread 0). */
 static __device__ bool mk_wait_room(mk_prims* p, mk_dev_conn_t* c, uint64_t end) {
-  uint64_t target = end > MKCCL_STEPS ? end - MKCCL_STEPS : 0;
+  uint64_t target = (c->flags & MKCCL_CONN_SHARED) ? end : end > MKCCL_STEPS ? end - MKCCL_STEPS : 0;
   if (c->headSeen >= target) return true;
   if (!mk_wait(p, c->head, target)) return false;
   c->headSeen = mk_ld_acquire(c->head);

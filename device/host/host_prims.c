@@ -72,10 +72,18 @@ static ncclResult_t host_prims_wait_recv(host_prims_t* p, host_conn_t* c, uint64
   return host_prims_wait_peer(p, c, c->info->tail, last + 1, "data from a receive peer");
 }
 
-/* Free: head within MKCCL_STEPS of the slice's last step. */
+/* The head a send connection needs before writing steps below `end`:
+ * within MKCCL_STEPS of it (head counts freed steps), or, in OFFSET mode,
+ * past it (head counts steps the proxy granted a pool slot, whose offset
+ * is then in connFifo). */
+static uint64_t host_prims_room_target(const host_conn_t* c, uint64_t end) {
+  if (c->info->flags & MKCCL_CONN_SHARED) return end;
+  return end > MKCCL_STEPS ? end - MKCCL_STEPS : 0;
+}
+
+/* Free: the slice's last step may be written. */
 static ncclResult_t host_prims_wait_send(host_prims_t* p, host_conn_t* c, uint64_t last) {
-  uint64_t target = last + 1 > MKCCL_STEPS ? last + 1 - MKCCL_STEPS : 0;
-  return host_prims_wait_peer(p, c, c->info->head, target, "a free slot from a send peer");
+  return host_prims_wait_peer(p, c, c->info->head, host_prims_room_target(c, last + 1), "a free slot from a send peer");
 }
 
 /* Whether the peer's word has reached target (no wait). */
@@ -95,7 +103,7 @@ int host_prims_ready(host_prims_t* p, int prim) {
   if (mk_prim_sends(prim))
     for (int i = 0; i < p->nSend; i++) {
       uint64_t end = *p->send[i].step + s.sliceSteps;
-      if (!host_prims_peer_at(&p->send[i], p->send[i].info->head, end > MKCCL_STEPS ? end - MKCCL_STEPS : 0)) return 0;
+      if (!host_prims_peer_at(&p->send[i], p->send[i].info->head, host_prims_room_target(&p->send[i], end))) return 0;
     }
   return 1;
 }

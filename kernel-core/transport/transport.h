@@ -34,6 +34,10 @@ void transport_services_gpu_release(struct ncclComm* comm);
 /* Load (once per process) and initialize every transport for `comm`. */
 ncclResult_t transport_set_init(struct ncclComm* comm, transport_set_t* set);
 void transport_set_fini(transport_set_t* set);
+/* An INFO line per transport that exports stats and holds connections:
+ * "rank R: transport-NAME holds N bytes of staging (P pools, C connections),
+ * K steps in OFFSET mode" (after each connect, and at the end). */
+void transport_set_report(const transport_set_t* set);
 
 /* The transport that connects self to peer: the first enabled one, in
  * priority order, whose canConnect says so; *out NULL when none can. */

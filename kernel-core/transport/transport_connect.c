@@ -188,6 +188,7 @@ ncclResult_t transport_connect(struct ncclComm* comm, transport_conn_req_t* reqs
   MK_CHECK_GOTO(conn_connect_all(comm, ps, n), res, fail);
   MK_CHECK_GOTO(conn_proxy_start(comm, ps, n), res, fail);
   comm->dp.ch.connGen++;
+  transport_set_report(&comm->dp.tr.set);
   free(ps);
   return ncclSuccess;
 fail:

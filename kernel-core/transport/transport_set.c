@@ -3,6 +3,7 @@
  * come from the plugins, and each gets a NCCL_<NAME>_DISABLE switch. */
 #include <ctype.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,7 +37,7 @@ static ncclResult_t transport_libs_load(void) {
     int kept = 0;
     for (int i = 0; i < n; i++) {
       const mkcclTransport_v1* t = libs[i]->symbol;
-      if (t->size < sizeof(mkcclTransport_v1) || t->abiVersion != MKCCL_TRANSPORT_ABI_V1 || !t->name || !t->init) {
+      if (t->size < MKCCL_TRANSPORT_V1_MIN_SIZE || t->abiVersion != MKCCL_TRANSPORT_ABI_V1 || !t->name || !t->init) {
         MK_WARN("Transport plugin %s: malformed mkcclTransportPlugin_v1 (size %zu, abi %d), skipped", libs[i]->path,
                 t->size, t->abiVersion);
         plugin_lib_close(libs[i]);
@@ -86,7 +87,27 @@ ncclResult_t transport_set_init(struct ncclComm* comm, transport_set_t* set) {
   return ncclSuccess;
 }
 
+/* A transport's stats, where it exports them (appended to the ABI). */
+static int transport_entry_stats(const transport_entry_t* e, mkcclTransportStats_v1* st) {
+  const mkcclTransport_v1* t = e->t;
+  if (t->size < offsetof(mkcclTransport_v1, stats) + sizeof(t->stats) || !t->stats) return 0;
+  memset(st, 0, sizeof(*st));
+  st->size = sizeof(*st);
+  return t->stats(e->tctx, st) == ncclSuccess;
+}
+
+void transport_set_report(const transport_set_t* set) {
+  for (int i = 0; i < set->n; i++) {
+    mkcclTransportStats_v1 st;
+    if (!transport_entry_stats(&set->entries[i], &st) || (st.conns == 0 && st.offsetSteps == 0)) continue;
+    MK_INFO(NCCL_INIT, "rank %d: transport-%s holds %llu bytes of staging (%d pools, %d connections), %llu steps in OFFSET mode",
+            set->services.rank, set->entries[i].t->name, (unsigned long long)st.stagingBytes, (int)st.pools,
+            (int)st.conns, (unsigned long long)st.offsetSteps);
+  }
+}
+
 void transport_set_fini(transport_set_t* set) {
+  transport_set_report(set); /* what OFFSET mode moved, once the connections are gone */
   for (int i = set->n - 1; i >= 0; i--)
     if (set->entries[i].t->finalize) set->entries[i].t->finalize(set->entries[i].tctx);
   set->n = 0;

@@ -13,7 +13,13 @@
  *
  * Point-to-point connections of all channels to one peer share one net comm
  * pair (NCCL_NET_SHARED_COMMS): tags tell the channels apart, and the proxy
- * posts their receives together as one grouped irecv (up to maxRecvs). */
+ * posts their receives together as one grouped irecv (up to maxRecvs).
+ *
+ * Point-to-point connections draw their step slots from one pool per
+ * (channel, direction) (NCCL_NET_SHARED_BUFFERS, transport_net_pool.c): the
+ * proxy grants each step a slot and tells the executor where it is through
+ * connFifo (MKCCL_MODE_OFFSET), so staging grows with channels, not with
+ * peers. */
 #ifndef TRANSPORT_NET_H
 #define TRANSPORT_NET_H
 
@@ -34,6 +40,32 @@ typedef struct {
   int refs;
 } transport_net_shared_t;
 
+/* A pool's registration with one net comm (regMr per comm that uses it). */
+typedef struct {
+  void* netComm;
+  void* mhandle;
+  int refs;
+} transport_net_pool_reg_t;
+
+#define NET_POOL_MAX (2 * 64) /* channels x directions */
+#define NET_POOL_MAX_REGS 512 /* net comms one pool is registered with */
+
+/* The step slots shared by the p2p connections of one channel and
+ * direction. Slots are granted in one order per pool (tickets, see
+ * transport_net_pool.c) and each is held by one step until that step is done. */
+typedef struct {
+  int used;
+  int channelId, isSend;
+  int stepSize;
+  char* buff;            /* MKCCL_SHARED_STEPS * stepSize */
+  uint32_t freeMask;     /* bit i: slot i free */
+  uint64_t tickets;      /* subs that took a ticket (at op start) */
+  uint64_t serving;      /* the ticket whose sub may take slots now */
+  int refs;              /* connections using it */
+  int nregs;
+  transport_net_pool_reg_t regs[NET_POOL_MAX_REGS];
+} transport_net_pool_t;
+
 typedef struct {
   const mkcclTransportServices_v1* services;
   const ncclNet_v12_t* net;
@@ -42,7 +74,13 @@ typedef struct {
   int sharedComms;     /* NCCL_NET_SHARED_COMMS */
   int forceFlush;      /* MKCCL_NET_FORCE_FLUSH: flush host receives too (tests) */
   int offload;         /* the net reports a device type other than HOST: no shared comms, no grouping */
+  int sharedBuffers;   /* NCCL_NET_SHARED_BUFFERS: p2p steps from per-channel pools (OFFSET mode) */
   transport_net_shared_t shared[NET_SHARED_MAX];
+  transport_net_pool_t* pools[NET_POOL_MAX];
+  /* What this communicator holds, for the core's stats (read from another thread). */
+  uint64_t stagingBytes;
+  int nPools, nConns;
+  uint64_t offsetSteps;  /* steps granted a pool slot (OFFSET mode) */
 } transport_net_ctx_t;
 
 typedef struct {
@@ -59,7 +97,11 @@ typedef struct {
   int channelId;
   int tag;               /* the channel: tells shared connections apart */
   int stepSize;
-  char* buff;            /* MKCCL_STEPS * stepSize */
+  char* buff;            /* MKCCL_STEPS * stepSize; NULL with a pool */
+  transport_net_pool_t* pool; /* p2p in OFFSET mode: steps live in the pool */
+  int poolSlot[MKCCL_STEPS];  /* pool slot of the step in FIFO entry i, -1: none */
+  uint64_t reclaimed;    /* recv with a pool: steps below this gave their slot back */
+  uint64_t sendDone;     /* send with a pool: steps whose isend completed */
   mkcclSendMem_v1* sendMem;
   mkcclRecvMem_v1* recvMem;
   void* listenComm;      /* recv side until accepted (unshared) */
@@ -92,6 +134,18 @@ typedef struct {
 transport_net_shared_t* transport_net_shared_find(transport_net_ctx_t* ctx, int peer, int isSend, int netDev);
 transport_net_shared_t* transport_net_shared_add(transport_net_ctx_t* ctx, int peer, int isSend, int netDev);
 void transport_net_shared_release(transport_net_ctx_t* ctx, transport_net_shared_t* s);
+
+/* Pools (transport_net_pool.c). */
+ncclResult_t transport_net_pool_attach(transport_net_ctx_t* ctx, int channelId, int isSend, int stepSize,
+                                       transport_net_pool_t** out);
+void transport_net_pool_detach(transport_net_ctx_t* ctx, transport_net_pool_t* pool);
+ncclResult_t transport_net_pool_register(transport_net_ctx_t* ctx, transport_net_pool_t* pool, void* netComm,
+                                         void** mhandle);
+void transport_net_pool_deregister(transport_net_ctx_t* ctx, transport_net_pool_t* pool, void* netComm);
+/* A free slot, or -1. */
+int transport_net_pool_take(transport_net_pool_t* pool);
+void transport_net_pool_put(transport_net_pool_t* pool, int slot);
+int transport_net_pool_free_slots(const transport_net_pool_t* pool);
 
 ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op);
 ncclResult_t transport_net_recv_progress(void* tctx, mkcclProxyOp_v1* op);

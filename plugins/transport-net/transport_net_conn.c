@@ -1,5 +1,6 @@
 /* Connection setup: the receiver listens and sends its handle; the sender
- * connects; both register their staging buffer with the net plugin. A p2p
+ * connects; both register their staging buffer (or their channel's pool)
+ * with the net plugin. A p2p
  * connection to a peer that already has a shared comm skips the handshake
  * and uses that comm. */
 #include <stddef.h>
@@ -19,6 +20,7 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
   ctx->net = services->net ? services->net(services->ctx, &ctx->netContext) : NULL;
   ctx->sharedComms = (int)transport_net_param_NCCL_NET_SHARED_COMMS(services);
   ctx->forceFlush = (int)transport_net_param_MKCCL_NET_FORCE_FLUSH(services);
+  ctx->sharedBuffers = transport_net_param_NCCL_NET_SHARED_BUFFERS(services) != 0;
   ctx->maxRecvs = 1;
   if (ctx->net) {
     ncclNetProperties_v12_t props;
@@ -30,6 +32,7 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
     if (props.netDeviceType != NCCL_NET_DEVICE_HOST) {
       ctx->offload = 1;
       ctx->sharedComms = 0;
+      ctx->sharedBuffers = 0; /* the executor unpacks into its own slots */
       ctx->maxRecvs = 1;
     }
   }
@@ -68,29 +71,48 @@ static ncclResult_t net_conn_alloc(transport_net_ctx_t* ctx, const mkcclConnSetu
   c->stepSize = args->buffSizes[MKCCL_PROTO_SIMPLE] / MKCCL_STEPS;
   c->wantShared = ctx->sharedComms && args->connIndex == 1;
   c->needFlush = ctx->forceFlush;
-  ncclResult_t res = sv->hostAlloc(sv->ctx, (size_t)c->stepSize * MKCCL_STEPS, (void**)&c->buff);
+  for (int i = 0; i < MKCCL_STEPS; i++) c->poolSlot[i] = -1;
+  ncclResult_t res;
+  if (ctx->sharedBuffers && args->connIndex == 1) {
+    res = transport_net_pool_attach(ctx, args->channelId, isSend, c->stepSize, &c->pool);
+  } else {
+    res = sv->hostAlloc(sv->ctx, (size_t)c->stepSize * MKCCL_STEPS, (void**)&c->buff);
+    if (res != ncclSuccess)
+      NET_LOG(ctx, NCCL_LOG_WARN, "transport-net: allocating %d bytes of staging for rank %d failed (%d)",
+              c->stepSize * MKCCL_STEPS, c->peer, res);
+  }
   if (res != ncclSuccess) goto fail;
   res = sv->hostAlloc(sv->ctx, sizeof(mkcclSendMem_v1), (void**)&c->sendMem);
   if (res != ncclSuccess) goto fail_buff;
   res = sv->hostAlloc(sv->ctx, sizeof(mkcclRecvMem_v1), (void**)&c->recvMem);
   if (res != ncclSuccess) goto fail_send;
   conn_fifo_init(c->recvMem->connFifo);
+  if (c->buff) __atomic_add_fetch(&ctx->stagingBytes, (uint64_t)c->stepSize * MKCCL_STEPS, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&ctx->nConns, 1, __ATOMIC_RELAXED);
   *out = c;
   return ncclSuccess;
 fail_send:
   sv->hostFree(sv->ctx, c->sendMem);
 fail_buff:
-  sv->hostFree(sv->ctx, c->buff);
+  if (c->pool) transport_net_pool_detach(ctx, c->pool);
+  else sv->hostFree(sv->ctx, c->buff);
 fail:
   free(c);
   return res;
 }
 
 static void net_conn_release(transport_net_conn_t* c) {
-  const mkcclTransportServices_v1* sv = c->ctx->services;
+  transport_net_ctx_t* ctx = c->ctx;
+  const mkcclTransportServices_v1* sv = ctx->services;
+  __atomic_sub_fetch(&ctx->nConns, 1, __ATOMIC_RELAXED);
   sv->hostFree(sv->ctx, c->recvMem);
   sv->hostFree(sv->ctx, c->sendMem);
-  sv->hostFree(sv->ctx, c->buff);
+  if (c->pool) {
+    transport_net_pool_detach(ctx, c->pool);
+  } else {
+    __atomic_sub_fetch(&ctx->stagingBytes, (uint64_t)c->stepSize * MKCCL_STEPS, __ATOMIC_RELAXED);
+    sv->hostFree(sv->ctx, c->buff);
+  }
   free(c);
 }
 
@@ -156,6 +178,7 @@ static void net_dev_handle_free(transport_net_conn_t* c) {
 }
 
 static ncclResult_t net_register(transport_net_conn_t* c) {
+  if (c->pool) return transport_net_pool_register(c->ctx, c->pool, c->netComm, &c->mhandle);
   const ncclNet_v12_t* net = c->ctx->net;
   ncclResult_t res = net->regMr(c->netComm, c->buff, (size_t)c->stepSize * MKCCL_STEPS, NCCL_PTR_HOST, &c->mhandle);
   if (res != ncclSuccess)
@@ -166,13 +189,18 @@ static ncclResult_t net_register(transport_net_conn_t* c) {
 
 static void net_fill_info(transport_net_conn_t* c, mkcclConnInfo_v1* info) {
   memset(info, 0, sizeof(*info));
-  info->buffs[MKCCL_PROTO_SIMPLE] = c->buff;
+  info->buffs[MKCCL_PROTO_SIMPLE] = c->pool ? c->pool->buff : c->buff;
   info->stepSize[MKCCL_PROTO_SIMPLE] = c->stepSize;
   info->tail = &c->recvMem->tail;
   info->head = &c->sendMem->head;
   info->connFifo = c->recvMem->connFifo;
-  /* A comm shared by a peer's p2p connections is driven by all of them. */
-  info->flags = MKCCL_CONN_PROXY | (c->isSend ? MKCCL_CONN_USE_FIFO : 0) | (c->shared ? 0 : MKCCL_CONN_PROXY_LANE);
+  /* A comm shared by a peer's p2p connections is driven by all of them; a
+   * pool by every p2p connection of its channel. */
+  info->flags = MKCCL_CONN_PROXY | (c->isSend ? MKCCL_CONN_USE_FIFO : 0) |
+                (c->shared || c->pool ? 0 : MKCCL_CONN_PROXY_LANE);
+  /* OFFSET mode: recv steps say where they landed; send steps are granted
+   * a slot (head counts grants) and the executor writes at its offset. */
+  if (c->pool) info->flags |= MKCCL_CONN_USE_FIFO | (c->isSend ? MKCCL_CONN_SHARED : 0);
   info->netDeviceHandle = c->offloadHandle;
 }
 
@@ -263,7 +291,8 @@ static ncclResult_t net_free(void* conn) {
   transport_net_conn_t* c = conn;
   if (!c) return ncclSuccess;
   const ncclNet_v12_t* net = c->ctx->net;
-  if (c->mhandle) net->deregMr(c->netComm, c->mhandle);
+  if (c->mhandle && c->pool) transport_net_pool_deregister(c->ctx, c->pool, c->netComm);
+  else if (c->mhandle) net->deregMr(c->netComm, c->mhandle);
   if (c->shared) {
     transport_net_shared_release(c->ctx, c->shared);
   } else {
@@ -272,6 +301,16 @@ static ncclResult_t net_free(void* conn) {
   }
   net_dev_handle_free(c); /* after the comm: the plugin's part went with it */
   net_conn_release(c);
+  return ncclSuccess;
+}
+
+static ncclResult_t net_stats(void* tctx, mkcclTransportStats_v1* out) {
+  transport_net_ctx_t* ctx = tctx;
+  if (out->size < offsetof(mkcclTransportStats_v1, offsetSteps) + sizeof(out->offsetSteps)) return ncclInvalidArgument;
+  out->stagingBytes = __atomic_load_n(&ctx->stagingBytes, __ATOMIC_RELAXED);
+  out->pools = __atomic_load_n(&ctx->nPools, __ATOMIC_RELAXED);
+  out->conns = __atomic_load_n(&ctx->nConns, __ATOMIC_RELAXED);
+  out->offsetSteps = __atomic_load_n(&ctx->offsetSteps, __ATOMIC_RELAXED);
   return ncclSuccess;
 }
 
@@ -284,4 +323,5 @@ __attribute__((visibility("default"))) const mkcclTransport_v1 mkcclTransportPlu
     .send = {net_send_setup, net_send_connect, net_free, NULL, NULL, transport_net_send_progress, NULL},
     .recv = {net_recv_setup, net_recv_connect, net_free, NULL, NULL, transport_net_recv_progress, NULL},
     .finalize = net_finalize,
+    .stats = net_stats,
 };

@@ -4,7 +4,14 @@
  * Receives of subs that share a net comm (and move the same number of
  * steps) are posted as one grouped irecv; the request lives in the group
  * leader's slot. A receive goes received -> (flushed) -> transmitted (tail
- * published) -> done (the executor consumed it; irecvConsumed if asked). */
+ * published) -> done (the executor consumed it; irecvConsumed if asked).
+ *
+ * Connections with a pool (OFFSET mode, transport_net_pool.c) hold a slot
+ * per step: a receive takes one before its irecv and writes mode and offset
+ * in connFifo before tail; a send takes one before the executor may write:
+ * the proxy writes the offset, then moves head, which on such a connection
+ * counts steps granted (the executor waits for head > step) rather than
+ * steps freed. */
 #include <stdint.h>
 #include <string.h>
 
@@ -22,6 +29,49 @@ static void* net_phandle(mkcclProxySubOp_v1* sub, uint64_t k) {
 #define NET_PREV_END(sub) ((sub)->userData[0])
 /* userData[1] of a group's lead: steps the plugin was told are consumed. */
 #define NET_CONSUMED(lead) ((lead)->userData[1])
+/* userData[2] of a sub with a pool: its ticket (grant order in the pool). */
+#define NET_TICKET(sub) ((sub)->userData[2])
+
+/* Whether the sub's pool grants its steps now (and it has one). */
+static int net_pool_turn(const mkcclProxySubOp_v1* sub) {
+  const transport_net_conn_t* c = sub->conn;
+  return c->pool->serving == (uint64_t)NET_TICKET(sub);
+}
+
+/* A sub whose steps all have a slot lets the next ticket be served. */
+static void net_pool_granted(mkcclProxySubOp_v1* sub) {
+  transport_net_conn_t* c = sub->conn;
+  if (c->pool && sub->posted == sub->nsteps) c->pool->serving++;
+}
+
+/* Where step `step` of connection c lives. */
+static char* net_step_ptr(const transport_net_conn_t* c, uint64_t step) {
+  int fs = conn_fifo_slot(step);
+  if (c->pool) return c->pool->buff + (size_t)c->poolSlot[fs] * (size_t)c->stepSize;
+  return c->buff + (size_t)fs * (size_t)c->stepSize;
+}
+
+/* Pool slot `slot` to step `step` of c, and the executor told in connFifo. */
+static void net_pool_assign(transport_net_conn_t* c, uint64_t step, int slot) {
+  int fs = conn_fifo_slot(step);
+  c->poolSlot[fs] = slot;
+  mkcclConnFifo_v1* f = &c->recvMem->connFifo[fs];
+  f->offset = slot * c->stepSize;
+  f->mode = MKCCL_MODE_OFFSET;
+  __atomic_add_fetch(&c->ctx->offsetSteps, 1, __ATOMIC_RELAXED);
+}
+
+static void net_pool_unassign(transport_net_conn_t* c, uint64_t step) {
+  int fs = conn_fifo_slot(step);
+  if (c->poolSlot[fs] >= 0) transport_net_pool_put(c->pool, c->poolSlot[fs]);
+  c->poolSlot[fs] = -1;
+}
+
+/* Recv with a pool: the steps below the executor's head were consumed
+ * (or skipped, holding none): their slots go back. */
+static void net_pool_reclaim(transport_net_conn_t* c, uint64_t head) {
+  for (; c->reclaimed < head; c->reclaimed++) net_pool_unassign(c, c->reclaimed);
+}
 
 /* Several ops on one connection may be active at once; each may post, test
  * its receives, and hand steps back to the executor, only once the op before
@@ -53,6 +103,7 @@ static void net_op_start(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op, int isRe
     c->step = sub->base + sub->nsteps;
     sub->posted = sub->received = sub->transmitted = sub->done = 0;
     NET_CONSUMED(sub) = 0;
+    NET_TICKET(sub) = c->pool && sub->nsteps ? (int64_t)c->pool->tickets++ : -1; /* no steps: never served */
     sub->groupSize = 1;
   }
   if (isRecv) {
@@ -64,6 +115,10 @@ static void net_op_start(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op, int isRe
         mkcclProxySubOp_v1* sub = &op->subs[s + g];
         transport_net_conn_t* c = sub->conn;
         if (!lc->shared || c->netComm != lc->netComm || sub->nsteps != lead->nsteps) break;
+        /* One ticket per pool is served at a time: a group spans pools. */
+        int samePool = 0;
+        for (int i = 0; i < g && c->pool; i++) samePool |= ((transport_net_conn_t*)op->subs[s + i].conn)->pool == c->pool;
+        if (samePool) break;
         sub->groupSize = 0; /* a member, not a leader */
         g++;
       }
@@ -84,6 +139,25 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
     if (sub->done == sub->nsteps) continue;
     transport_net_conn_t* c = sub->conn;
     mkcclConnFifo_v1* fifo = c->recvMem->connFifo;
+    /* Pool: grant the next steps a slot, offset before head. FIFO entries
+     * (and poolSlot) of a step are reused 8 steps on, once it was sent. */
+    while (c->pool && sub->posted < sub->nsteps && net_pool_turn(sub)) {
+      uint64_t step = sub->base + sub->posted;
+      if (op->sliceSteps != 1) {
+        c->ctx->services->log(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__,
+                              "transport-net: shared buffers take one step per slice, rank %d's op has %d", c->peer,
+                              op->sliceSteps);
+        return ncclInternalError;
+      }
+      if (step >= c->sendDone + MKCCL_STEPS) break;
+      int slot = transport_net_pool_take(c->pool);
+      if (slot < 0) break;
+      net_pool_assign(c, step, slot);
+      sub->posted++;
+      conn_fifo_store(&c->sendMem->head, sub->base + sub->posted);
+      net_pool_granted(sub);
+      op->idle = 0;
+    }
     /* Published by the executor: send it, in step order. */
     while (sub->transmitted < sub->nsteps && net_turn(sub, c->postedEnd)) {
       uint64_t step = sub->base + sub->transmitted;
@@ -92,7 +166,7 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       int64_t size = conn_fifo_size_load(fifo, slot);
       if (size < 0) break;
       void* req = NULL;
-      ncclResult_t res = net->isend(c->netComm, c->buff + (size_t)slot * c->stepSize, (size_t)size, c->tag,
+      ncclResult_t res = net->isend(c->netComm, net_step_ptr(c, step), (size_t)size, c->tag,
                                     c->mhandle, net_phandle(sub, sub->transmitted), &req);
       if (res != ncclSuccess) return res;
       if (!req) break; /* the plugin is busy: try again next round */
@@ -113,7 +187,13 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (!done) break;
       sub->requests[slot] = NULL;
       sub->done += (uint64_t)op->sliceSteps;
-      conn_fifo_release(fifo, &c->sendMem->head, step, op->sliceSteps);
+      if (c->pool) { /* head counts grants: only the slot and its entry go back */
+        net_pool_unassign(c, step);
+        conn_fifo_size_store(fifo, slot, -1);
+        c->sendDone = step + 1;
+      } else {
+        conn_fifo_release(fifo, &c->sendMem->head, step, op->sliceSteps);
+      }
       op->idle = 0;
       if (sub->done == sub->nsteps) {
         c->handedEnd = sub->base + sub->nsteps;
@@ -145,8 +225,29 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
     transport_net_conn_t* c = sub->conn;
     uint64_t step = sub->base + sub->posted;
     if (!net_turn(sub, c->postedEnd)) return ncclSuccess;
-    if (!conn_fifo_can_produce(&c->sendMem->head, step + (uint64_t)op->sliceSteps - 1)) return ncclSuccess;
-    data[i] = c->buff + (size_t)conn_fifo_slot(step) * c->stepSize;
+    if (!c->pool) {
+      if (!conn_fifo_can_produce(&c->sendMem->head, step + (uint64_t)op->sliceSteps - 1)) return ncclSuccess;
+      continue;
+    }
+    if (op->sliceSteps != 1) {
+      ctx->services->log(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__,
+                         "transport-net: shared buffers take one step per slice, rank %d's op has %d", c->peer,
+                         op->sliceSteps);
+      return ncclInternalError;
+    }
+    /* One head read for both: slots below it go back, and the FIFO entry
+     * this step takes is then free (its step 8 earlier is below it). */
+    uint64_t head = conn_fifo_load(&c->sendMem->head);
+    net_pool_reclaim(c, head);
+    if (head + MKCCL_STEPS <= step || !net_pool_turn(sub) || transport_net_pool_free_slots(c->pool) == 0)
+      return ncclSuccess;
+  }
+  for (int i = 0; i < g; i++) {
+    mkcclProxySubOp_v1* sub = lead + i;
+    transport_net_conn_t* c = sub->conn;
+    uint64_t step = sub->base + sub->posted;
+    if (c->pool) net_pool_assign(c, step, transport_net_pool_take(c->pool));
+    data[i] = net_step_ptr(c, step);
     sizes[i] = (size_t)c->stepSize * (size_t)op->sliceSteps;
     tags[i] = c->tag;
     mhandles[i] = c->mhandle;
@@ -155,8 +256,16 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
   transport_net_conn_t* lc = lead->conn;
   void* req = NULL;
   ncclResult_t res = ctx->net->irecv(lc->netComm, g, data, sizes, tags, mhandles, phandles, &req);
-  if (res != ncclSuccess) return res;
-  if (!req) return ncclSuccess;
+  if (!req || res != ncclSuccess) { /* not posted: the slots go back */
+    for (int i = 0; i < g; i++) {
+      transport_net_conn_t* c = lead[i].conn;
+      if (c->pool) {
+        net_pool_unassign(c, lead[i].base + lead[i].posted);
+        __atomic_sub_fetch(&c->ctx->offsetSteps, 1, __ATOMIC_RELAXED);
+      }
+    }
+    return res;
+  }
   lead->requests[conn_fifo_slot(lead->base + lead->posted)] = req;
   op->stepBytesKnown = 1;
   for (int i = 0; i < g; i++) {
@@ -164,6 +273,7 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
     op->stepBytes[sub - op->subs][sub->posted % MKCCL_STEPS] = 0; /* nothing received yet */
     sub->posted += (uint64_t)op->sliceSteps;
     if (sub->posted == sub->nsteps) ((transport_net_conn_t*)sub->conn)->postedEnd = sub->base + sub->nsteps;
+    net_pool_granted(sub);
   }
   *posted = 1;
   return ncclSuccess;
@@ -196,7 +306,7 @@ static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1*
       void* mhandles[MKCCL_PROXY_MAX_SUBS];
       for (int i = 0; i < g; i++) {
         transport_net_conn_t* c = lead[i].conn;
-        data[i] = c->buff + (size_t)slot * c->stepSize;
+        data[i] = net_step_ptr(c, lead[i].base + lead[i].received - (uint64_t)op->sliceSteps);
         mhandles[i] = c->mhandle;
       }
       void* freq = NULL;
@@ -256,6 +366,7 @@ ncclResult_t transport_net_recv_progress(void* tctx, mkcclProxyOp_v1* op) {
       mkcclProxySubOp_v1* sub = lead + i;
       transport_net_conn_t* c = sub->conn;
       uint64_t head = conn_fifo_load(&c->sendMem->head);
+      if (c->pool) net_pool_reclaim(c, head);
       while (sub->done < sub->transmitted && head >= sub->base + sub->done + (uint64_t)op->sliceSteps) {
         sub->done += (uint64_t)op->sliceSteps;
         op->idle = 0;

@@ -5,8 +5,12 @@
  * overtakes a rendezvous one) while two ops share a connection, grouped
  * receives on shared comms, iflush, irecvConsumed, and errors from test.
  * The executor is simulated step by step on both sides, every byte is
- * checked, and head and tail must never move backwards. */
+ * checked, and head and tail must never move backwards. Each scenario runs
+ * with per-connection buffers and with shared buffers (OFFSET mode: the
+ * simulated executor then writes and reads where connFifo says, and may
+ * write a step only once head, counting grants, is past it). */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,13 +215,14 @@ static const ncclNet_v12_t fakeNet = {"fake", f_init, f_devices, f_props, f_list
                                       f_close, NULL, f_consumed, NULL, f_finalize, NULL};
 
 /* ---- services ---- */
-static int forceFlush;
+static int forceFlush, sharedBuffers;
 static ncclResult_t s_alloc(void* ctx, size_t b, void** p) { (void)ctx; *p = calloc(1, b); return *p ? ncclSuccess : ncclSystemError; }
 static ncclResult_t s_free(void* ctx, void* p) { (void)ctx; free(p); return ncclSuccess; }
 static const void* s_net(void* ctx, void** netCtx) { (void)ctx; *netCtx = (void*)1; return &fakeNet; }
 static int s_param(const char* name, int64_t* v) {
   if (!strcmp(name, "MKCCL_NET_FORCE_FLUSH")) { *v = forceFlush; return 0; }
   if (!strcmp(name, "NCCL_NET_SHARED_COMMS")) { *v = 1; return 0; }
+  if (!strcmp(name, "NCCL_NET_SHARED_BUFFERS")) { *v = sharedBuffers; return 0; }
   return -1;
 }
 static void s_log(ncclDebugLogLevel l, unsigned long f, const char* file, int line, const char* fmt, ...) {
@@ -285,6 +290,28 @@ static mkcclProxyOp_v1* make_op(side_t* sides, uint64_t nsteps, int sliceSteps) 
 
 static unsigned char pattern(int c, uint64_t step, int i) { return (unsigned char)(c * 31 + step * 7 + (uint64_t)i); }
 
+static int offsetSeen; /* receive steps that came in OFFSET mode */
+
+/* The executor's rules (device/host/host_prims.c): may the send slice
+ * [step, step + sl) be written, and where; where did a receive land. */
+static int send_room(const side_t* s, uint64_t step, int sl) {
+  if (s->info.flags & MKCCL_CONN_SHARED) return conn_fifo_load(s->info.head) >= step + (uint64_t)sl;
+  return conn_fifo_can_produce(s->info.head, step + (uint64_t)sl - 1);
+}
+static char* send_buf(const side_t* s, uint64_t step) {
+  int slot = conn_fifo_slot(step);
+  if (s->info.flags & MKCCL_CONN_SHARED) return s->info.buffs[MKCCL_PROTO_SIMPLE] + s->info.connFifo[slot].offset;
+  return s->info.buffs[MKCCL_PROTO_SIMPLE] + (size_t)slot * STEP;
+}
+static const char* recv_buf(const side_t* r, uint64_t step) {
+  int slot = conn_fifo_slot(step);
+  if ((r->info.flags & MKCCL_CONN_USE_FIFO) && r->info.connFifo[slot].mode == MKCCL_MODE_OFFSET) {
+    offsetSeen++;
+    return r->info.buffs[MKCCL_PROTO_SIMPLE] + r->info.connFifo[slot].offset;
+  }
+  return r->info.buffs[MKCCL_PROTO_SIMPLE] + (size_t)slot * STEP;
+}
+
 /* Run nops ops back to back on every channel, all handed to the proxy at
  * once (its active list holds them all and progresses them in post order)
  * while the executor goes through them in order; returns the first error. */
@@ -312,8 +339,8 @@ static ncclResult_t run_ops(void* tctx, side_t* snd, side_t* rcv, int nops, cons
     for (int c = 0; c < NCH; c++) {
       side_t* s = &snd[c];
       int sl = sop[c] < nops ? slices[sop[c]] : 0;
-      if (sl && conn_fifo_can_produce(s->info.head, s->step + sl - 1)) {
-        char* buf = s->info.buffs[MKCCL_PROTO_SIMPLE] + (size_t)conn_fifo_slot(s->step) * STEP;
+      if (sl && send_room(s, s->step, sl)) {
+        char* buf = send_buf(s, s->step);
         int len = (int)((s->step % 3) + 1) * 100;
         for (int i = 0; i < len; i++) buf[i] = (char)pattern(c, s->step, i);
         conn_fifo_publish(s->info.connFifo, s->info.tail, s->step, sl, len);
@@ -327,7 +354,7 @@ static ncclResult_t run_ops(void* tctx, side_t* snd, side_t* rcv, int nops, cons
       side_t* r = &rcv[c];
       sl = rop[c] < nops ? slices[rop[c]] : 0;
       if (sl && (c != LAGGING_CHANNEL || round % 7 == 0) && conn_fifo_can_consume(r->info.tail, r->step + sl - 1)) {
-        const char* buf = r->info.buffs[MKCCL_PROTO_SIMPLE] + (size_t)conn_fifo_slot(r->step) * STEP;
+        const char* buf = recv_buf(r, r->step);
         int len = (int)((r->step % 3) + 1) * 100;
         for (int i = 0; i < len; i++) CHECK_EQ_INT((unsigned char)buf[i], pattern(c, r->step, i));
         conn_fifo_release(NULL, r->info.head, r->step, sl);
@@ -374,7 +401,9 @@ static ncclResult_t run(void* tctx, side_t* snd, side_t* rcv, uint64_t nsteps, i
   return run_ops(tctx, snd, rcv, 1, &nsteps, &sliceSteps);
 }
 
-static void scenario(const char* lib, int flush, int consumed, int busyN, int delay, int slowN) {
+static void scenario(const char* lib, int shared, int flush, int consumed, int busyN, int delay, int slowN) {
+  sharedBuffers = shared;
+  offsetSeen = 0;
   forceFlush = flush;
   askConsumed = consumed;
   offloadHandle.needsProxyProgress = 1;
@@ -399,14 +428,30 @@ static void scenario(const char* lib, int flush, int consumed, int busyN, int de
   memset(snd, 0, sizeof(snd));
   memset(rcv, 0, sizeof(rcv));
   connect_all(tctx, snd, rcv);
+  /* Shared buffers: one pool per channel and direction, 16 steps each,
+   * in place of each connection's 8 (p2p slices are one step). */
+  mkcclTransportStats_v1 st = {sizeof(st), 0, 0, 0, 0};
+  CHECK(T->size >= offsetof(mkcclTransport_v1, stats) + sizeof(T->stats) && T->stats);
+  CHECK_NCCL(T->stats(tctx, &st));
+  CHECK_EQ_INT(st.conns, 2 * NCH);
+  CHECK_EQ_INT(st.pools, shared ? 2 * NCH : 0);
+  CHECK(st.stagingBytes == (uint64_t)2 * NCH * STEP * (shared ? MKCCL_SHARED_STEPS : MKCCL_STEPS));
+  CHECK(!!(snd[0].info.flags & MKCCL_CONN_SHARED) == shared);
+  int wide = shared ? 1 : 2;
   /* Several ops back to back on the same connections (steps continue). */
   CHECK_NCCL(run(tctx, snd, rcv, 20, 1));
   CHECK_NCCL(run(tctx, snd, rcv, 7, 1));
-  CHECK_NCCL(run(tctx, snd, rcv, 12, 2));
+  CHECK_NCCL(run(tctx, snd, rcv, 12, wide));
   /* Three ops in flight at once on the same connections. */
   const uint64_t steps[3] = {6, 4, 10};
-  const int slices[3] = {1, 1, 2};
+  const int slices[3] = {1, 1, wide};
   CHECK_NCCL(run_ops(tctx, snd, rcv, 3, steps, slices));
+  /* Every receive step came through a pool slot, and the proxy counted them
+   * (a send and a receive grant per step). */
+  const int moved = NCH * (20 + 7 + 12 + 6 + 4 + 10);
+  CHECK_NCCL(T->stats(tctx, &st));
+  CHECK_EQ_INT(offsetSeen, shared ? moved : 0);
+  CHECK(st.offsetSteps == (uint64_t)(shared ? 2 * moved : 0));
   CHECK(groupedIrecvs > 0 && groupedIrecvs == irecvCalls); /* both channels always posted together */
   if (flush) CHECK(iflushCalls > 0 && iflushCalls == irecvCalls);
   else CHECK_EQ_INT(iflushCalls, 0);
@@ -436,10 +481,12 @@ int main(int argc, char** argv) {
   CHECK_MSG(h != NULL, "%s", dlerror());
   T = dlsym(h, "mkcclTransportPlugin_v1");
   CHECK(T && T->abiVersion == MKCCL_TRANSPORT_ABI_V1 && !strcmp(T->name, "net"));
-  scenario(argv[1], 0, 0, 0, 0, 0);
-  scenario(argv[1], 0, 0, 0, 0, 3);
-  scenario(argv[1], 1, 0, 3, 2, 4);
-  scenario(argv[1], 0, 1, 5, 1, 5);
-  scenario(argv[1], 1, 1, 2, 3, 2);
+  for (int shared = 0; shared < 2; shared++) {
+    scenario(argv[1], shared, 0, 0, 0, 0, 0);
+    scenario(argv[1], shared, 0, 0, 0, 0, 3);
+    scenario(argv[1], shared, 1, 0, 3, 2, 4);
+    scenario(argv[1], shared, 0, 1, 5, 1, 5);
+    scenario(argv[1], shared, 1, 1, 2, 3, 2);
+  }
   return 0;
 }
