@@ -64,6 +64,7 @@ typedef struct {
   unsigned seed;
   volatile int driverInside; /* the driver's last call started */
   volatile int peerDestroying, peerDestroyed;
+  volatile int peerRan; /* the peer's calls all returned (an abort before could cut the last in flight) */
   volatile int driverAborted;
 } round_t;
 
@@ -205,6 +206,7 @@ static int peer_main(scenario_t sc, round_t* r) {
   }
   ncclComm_t comm = peer_init(r);
   peer_run(comm, r, 0, r->calls);
+  set_flag(&r->peerRan);
   if (sc == SC_KILL) {
     if (r->variant % 2 == 0) raise(SIGKILL);
     pthread_t t;
@@ -314,7 +316,10 @@ static void driver_coll_round(scenario_t sc, round_t* r, pid_t peer, stats_t* s)
   set_flag(&r->driverInside);
   int mayComplete = 0, cutByAbort = 1;
   switch (sc) {
-    case SC_COLL: sleep_ms(r->seed % 30); break;
+    case SC_COLL:
+      CHECK(wait_flag(&r->peerRan, SIDE_WAIT_MS));
+      sleep_ms(r->seed % 30);
+      break;
     case SC_DESTROY:
       CHECK(wait_flag(r->variant % 2 ? &r->peerDestroyed : &r->peerDestroying, SIDE_WAIT_MS));
       sleep_ms(r->seed % (r->variant % 2 ? 20 : 3));
@@ -333,6 +338,7 @@ static void driver_coll_round(scenario_t sc, round_t* r, pid_t peer, stats_t* s)
       break;
     case SC_HOLD:
       CHECK(wait_flag(&hold_held, SIDE_WAIT_MS));
+      CHECK(wait_flag(&r->peerRan, SIDE_WAIT_MS));
       break;
     default: break;
   }
