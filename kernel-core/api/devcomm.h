@@ -44,5 +44,9 @@ ncclResult_t api_devcomm_gin_create(struct ncclComm* comm, int contexts, int nSi
                                     ncclDevComm_t* d, api_devcomm_gin_t** out);
 /* Collective: lets every rank's puts land, then stops and frees. */
 ncclResult_t api_devcomm_gin_destroy(api_devcomm_gin_t* g);
+/* The engine of resource window w (if it has one) destroyed with comm's
+ * device context bound, and forgotten (w->gin NULL, whatever the result). */
+struct api_window;
+ncclResult_t api_devcomm_gin_stop(struct ncclComm* comm, struct api_window* w);
 
 #endif

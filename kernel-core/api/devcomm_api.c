@@ -146,15 +146,7 @@ MK_API(ncclResult_t, DevCommDestroy, ncclComm_t comm, ncclDevComm_t const* devCo
   api_window_t* w = api_window_find(comm, devComm->resourceWindow);
   if (!w || !w->internal)
     return MK_FAIL(ncclInvalidArgument, "%s: devComm was not made by ncclDevCommCreate on this communicator", fn);
-  ncclResult_t res = ncclSuccess;
-  if (w->gin) {
-    const exec_ops_t* ops = comm->dp.exec.ops;
-    void* callerCtx = NULL;
-    res = ops->ctx_save(&callerCtx);
-    if (res == ncclSuccess && (res = ops->bind(comm)) == ncclSuccess) res = api_devcomm_gin_destroy(w->gin);
-    ops->ctx_restore(callerCtx);
-    w->gin = NULL;
-  }
+  ncclResult_t res = api_devcomm_gin_stop(comm, w);
   api_window_destroy(w);
   return res;
 }

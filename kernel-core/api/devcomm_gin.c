@@ -114,3 +114,14 @@ ncclResult_t api_devcomm_gin_destroy(api_devcomm_gin_t* g) {
   free(g);
   return res;
 }
+
+ncclResult_t api_devcomm_gin_stop(struct ncclComm* comm, api_window_t* w) {
+  if (!w->gin) return ncclSuccess;
+  const exec_ops_t* ops = comm->dp.exec.ops;
+  void* callerCtx = NULL;
+  ncclResult_t res = ops->ctx_save(&callerCtx);
+  if (res == ncclSuccess && (res = ops->bind(comm)) == ncclSuccess) res = api_devcomm_gin_destroy(w->gin);
+  ops->ctx_restore(callerCtx);
+  w->gin = NULL;
+  return res;
+}

@@ -19,15 +19,7 @@ void comm_windows_stage_destroy(struct ncclComm* comm) {
   int left = 0;
   api_window_t* w;
   while ((w = api_window_next_of(comm)) != NULL) {
-    if (w->gin) {
-      const exec_ops_t* ops = comm->dp.exec.ops;
-      void* callerCtx = NULL;
-      ncclResult_t res = ops->ctx_save(&callerCtx);
-      if (res == ncclSuccess && (res = ops->bind(comm)) == ncclSuccess) res = api_devcomm_gin_destroy(w->gin);
-      ops->ctx_restore(callerCtx);
-      (void)res; /* a failure was logged where it was decided; the rest still goes */
-      w->gin = NULL;
-    }
+    (void)api_devcomm_gin_stop(comm, w); /* a failure was logged where it was decided; the rest still goes */
     left += !w->internal;
     api_window_destroy(w);
   }
