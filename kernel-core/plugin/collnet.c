@@ -44,30 +44,14 @@ static int collnet_start(plugin_lib_t* lib, void* arg, plugin_candidate_t* c) {
   void* ctx = NULL;
   int ndev = 0;
   ncclResult_t res;
-  if (!cn->init || !cn->devices || !cn->getProperties) {
-    c->outcome = PLUGIN_INIT_FAILED;
-    snprintf(c->reason, sizeof(c->reason), "its table has no init, devices or getProperties");
+  if (plugin_start_table(c, cn->init && cn->devices && cn->getProperties) ||
+      plugin_start_init(c, cn->init(&ctx, 0, log_write)))
     goto unwrap;
-  }
-  res = cn->init(&ctx, 0, log_write);
-  if (res != ncclSuccess) {
-    c->outcome = PLUGIN_INIT_FAILED;
-    snprintf(c->reason, sizeof(c->reason), "init returned %d (%s)", (int)res, ncclGetErrorString(res));
-    goto unwrap;
-  }
   res = cn->devices(&ndev);
-  if (res != ncclSuccess || ndev <= 0) {
-    c->outcome = res != ncclSuccess ? PLUGIN_INIT_FAILED : PLUGIN_NO_DEVICES;
-    if (res != ncclSuccess)
-      snprintf(c->reason, sizeof(c->reason), "devices returned %d (%s)", (int)res, ncclGetErrorString(res));
-    else
-      snprintf(c->reason, sizeof(c->reason), "devices() reports %d", ndev);
-    goto finalize;
-  }
+  if (plugin_start_devices(c, lib, res, ndev)) goto finalize;
   st->collnet = cn;
   st->ctx = ctx;
   st->ndev = ndev;
-  snprintf(c->reason, sizeof(c->reason), "%d device%s, %s", ndev, ndev == 1 ? "" : "s", lib->abiDesc->symbol);
   return 0;
 finalize:
   if (cn->finalize) cn->finalize(ctx);

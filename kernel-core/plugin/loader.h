@@ -89,6 +89,14 @@ typedef struct {
   int takeAll; /* every loadable candidate, not just the first */
 } plugin_select_t;
 
+/* start_judge.c: a net-like plugin's start (net, collnet). 0 to go on, or
+ * c's outcome and reason set and -1: the table lacks init, devices or
+ * getProperties; init failed; devices() failed or found none (on success
+ * the reason names the devices and the symbol). */
+int plugin_start_table(plugin_candidate_t* c, int complete);
+int plugin_start_init(plugin_candidate_t* c, ncclResult_t res);
+int plugin_start_devices(plugin_candidate_t* c, const plugin_lib_t* lib, ncclResult_t res, int ndev);
+
 /* Runs the selection of `kind`; *libs (malloc'd, close with plugin_libs_close)
  * gets what was taken, possibly nothing. Fails only on a bad manifest
  * (ncclInvalidUsage) or a system error. */

@@ -49,30 +49,14 @@ static int net_start(plugin_lib_t* lib, void* arg, plugin_candidate_t* c) {
   int ndev = 0;
   ncclResult_t res;
   ncclNetCommConfig_v12_t config = {NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  if (!net->init || !net->devices || !net->getProperties) {
-    c->outcome = PLUGIN_INIT_FAILED;
-    snprintf(c->reason, sizeof(c->reason), "its table has no init, devices or getProperties");
+  if (plugin_start_table(c, net->init && net->devices && net->getProperties) ||
+      plugin_start_init(c, net->init(&ctx, 0, &config, log_write, profile_net_callback)))
     goto unwrap;
-  }
-  res = net->init(&ctx, 0, &config, log_write, profile_net_callback);
-  if (res != ncclSuccess) {
-    c->outcome = PLUGIN_INIT_FAILED;
-    snprintf(c->reason, sizeof(c->reason), "init returned %d (%s)", (int)res, ncclGetErrorString(res));
-    goto unwrap;
-  }
   res = net->devices(&ndev);
-  if (res != ncclSuccess || ndev <= 0) {
-    c->outcome = res != ncclSuccess ? PLUGIN_INIT_FAILED : PLUGIN_NO_DEVICES;
-    if (res != ncclSuccess)
-      snprintf(c->reason, sizeof(c->reason), "devices returned %d (%s)", (int)res, ncclGetErrorString(res));
-    else
-      snprintf(c->reason, sizeof(c->reason), "devices() reports %d", ndev);
-    goto finalize;
-  }
+  if (plugin_start_devices(c, lib, res, ndev)) goto finalize;
   st->net = net;
   st->ctx = ctx;
   st->ndev = ndev;
-  snprintf(c->reason, sizeof(c->reason), "%d device%s, %s", ndev, ndev == 1 ? "" : "s", lib->abiDesc->symbol);
   return 0;
 finalize:
   if (net->finalize) net->finalize(ctx);
