@@ -80,6 +80,11 @@ typedef struct {
  * (data published that way stays in the sender's buffer until head passes
  * it). Recv side: any slot may come so; ptrRead and ptrCtx are set. */
 #define MKCCL_CONN_PTR_READ 0x20
+/* PTR mode for shareable host memory only (abi/transport/mkccl_host_mem_v1.h):
+ * as MKCCL_CONN_PTR_READ, but the receiver can read only addresses in such
+ * memory, so the sender posts PTR slots only from it. Recv side: ptrRead and
+ * ptrCtx are set. */
+#define MKCCL_CONN_PTR_MAP 0x40
 typedef struct {
   char* buffs[MKCCL_NUM_PROTOCOLS]; /* step buffers; NULL: protocol unavailable */
   int32_t stepSize[MKCCL_NUM_PROTOCOLS];

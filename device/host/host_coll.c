@@ -158,8 +158,10 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
   int lane = sendChunks && sp.send[0].proxyLane >= 0 ? sp.send[0].proxyLane
              : recvChunks                           ? rp.recv[0].proxyLane
                                                     : -1;
-  int sendPtr = sendChunks && (w->flags & MK_WORK_SEND_REG) && (sp.send[0].info->flags & MKCCL_CONN_PTR_READ);
-  int recvAny = recvChunks && (rp.recv[0].info->flags & MKCCL_CONN_PTR_READ);
+  uint32_t sendFlags = sendChunks ? sp.send[0].info->flags : 0;
+  int sendPtr = ((w->flags & MK_WORK_SEND_REG) && (sendFlags & MKCCL_CONN_PTR_READ)) ||
+                ((w->flags & MK_WORK_SEND_HOSTMEM) && (sendFlags & (MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP)));
+  int recvAny = recvChunks && (rp.recv[0].info->flags & (MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP));
   uint32_t idle = 0;
   int64_t deadline = 0;
   for (int si = 0, ri = 0; si < sendChunks || ri < recvChunks;) {

@@ -7,10 +7,13 @@
  * ncclMemAlloc makes VMM memory (cuMemCreate, exportable as a file
  * descriptor) where the device allows it, as NCCL does: windows of the
  * device API map such memory into their LSA peers (device/cuda/gpu_win.h).
- * Elsewhere it falls back to cuMemAlloc. */
+ * Elsewhere it falls back to cuMemAlloc. A host rank (a thread with no
+ * current CUDA context, or no driver at all) gets shareable host memory
+ * (api/mem_host.c), which transport-shm peers read in place. */
 #include <stdlib.h>
 
 #include "api/api.h"
+#include "api/mem_host.h"
 #include "api/mem_reg.h"
 #include "base/err.h"
 #include "comm/comm.h"
@@ -57,6 +60,7 @@ release:
 MK_API(ncclResult_t, MemAlloc, void** ptr, size_t size) {
   if (!ptr) return MK_FAIL(ncclInvalidArgument, "ncclMemAlloc: ptr is NULL");
   if (size == 0) return MK_FAIL(ncclInvalidArgument, "ncclMemAlloc: size is 0");
+  if (comm_cuda_device_current() < 0) return mem_host_alloc(size, ptr);
   const cuda_gpu_t* g = cuda_gpu();
   if (!g) return ncclInvalidUsage;
   int dev = -1;
@@ -72,6 +76,8 @@ MK_API(ncclResult_t, MemAlloc, void** ptr, size_t size) {
 
 MK_API(ncclResult_t, MemFree, void* ptr) {
   if (!ptr) return ncclSuccess;
+  ncclResult_t hostRes;
+  if (mem_host_free(ptr, &hostRes)) return hostRes;
   const cuda_gpu_t* g = cuda_gpu();
   if (!g) return ncclInvalidUsage;
   /* VMM memory (ncclMemAlloc's): its handle is found from the address. */

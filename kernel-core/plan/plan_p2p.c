@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/mem_host.h"
 #include "api/mem_reg.h"
 #include "base/err.h"
 #include "base/param.h"
@@ -121,6 +122,8 @@ ncclResult_t plan_p2p(struct ncclComm* comm, task_list_t* tasks, mk_work_t* work
         w->recvbuff = r ? r->recvbuff : NULL;
         if (s && comm->cudaDev < 0 && w->sendBytes > 0 && mem_reg_covers(comm, s->sendbuff, (size_t)w->sendBytes))
           w->flags |= MK_WORK_SEND_REG;
+        if (s && comm->cudaDev < 0 && w->sendBytes > 0 && mem_host_covers(s->sendbuff, (size_t)w->sendBytes))
+          w->flags |= MK_WORK_SEND_HOSTMEM;
         plan_profile_p2p_start(comm, pp->profGroup, s, r, w);
         for (int c = 0; c < nch; c++) {
           channel_peer_t* sp = &comm->dp.ch.channels[c].peers[sendPeer];

@@ -30,6 +30,8 @@ static ncclResult_t shm_init(const mkcclTransportServices_v1* services, void** o
   /* Single copy between host ranks only: GPU ranks' buffers are device memory. */
   ctx->cma = services->cudaDev < 0 && transport_shm_param_MKCCL_SHM_CMA(services) != 0;
   ctx->cmaFault = (int)transport_shm_param_MKCCL_SHM_CMA_FAULT(services);
+  ctx->map = services->cudaDev < 0 && transport_shm_param_MKCCL_SHM_MAP(services) != 0;
+  pthread_mutex_init(&ctx->mapLock, NULL);
   int swept = shm_segment_sweep_dead();
   if (swept) SHM_LOG(ctx, NCCL_LOG_INFO, "transport-shm: removed %d segment(s) of dead processes", swept);
   *out = ctx;
@@ -37,7 +39,10 @@ static ncclResult_t shm_init(const mkcclTransportServices_v1* services, void** o
 }
 
 static ncclResult_t shm_finalize(void* tctx) {
-  free(tctx);
+  shm_ctx_t* ctx = tctx;
+  shm_map_drop_all(ctx);
+  pthread_mutex_destroy(&ctx->mapLock);
+  free(ctx);
   return ncclSuccess;
 }
 
@@ -129,15 +134,19 @@ static ncclResult_t shm_connect(void* conn, const void* peerConnectInfo, mkcclCo
     /* The receiver answers whether it reads the sender's memory in place
      * before the sender can finish connecting (it waits for the answer). */
     if (!c->isSend) {
-      c->cmaOk = c->ctx->services->cudaDev < 0 && shm_cma_probe(c, peer.header, peer.rank);
-      __atomic_store_n(&((shm_header_t*)c->local)->cma, c->cmaOk ? SHM_CMA_YES : SHM_CMA_NO, __ATOMIC_RELEASE);
+      int host = c->ctx->services->cudaDev < 0;
+      c->cmaOk = host && shm_cma_probe(c, peer.header, peer.rank);
+      c->mapOk = host && shm_map_probe(c, peer.header, peer.name, peer.rank);
+      uint32_t reads = SHM_READS_ANSWERED | (c->cmaOk ? SHM_READS_CMA : 0) | (c->mapOk ? SHM_READS_MAP : 0);
+      __atomic_store_n(&((shm_header_t*)c->local)->reads, reads, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&h->peerMapped, 1, __ATOMIC_RELEASE);
   }
   if (c->isSend) {
-    uint32_t cma = __atomic_load_n(&((shm_header_t*)c->remote)->cma, __ATOMIC_ACQUIRE);
-    if (cma == SHM_CMA_PENDING) return ncclInProgress;
-    c->cmaOk = cma == SHM_CMA_YES && c->ctx->cma;
+    uint32_t reads = __atomic_load_n(&((shm_header_t*)c->remote)->reads, __ATOMIC_ACQUIRE);
+    if (reads == SHM_READS_PENDING) return ncclInProgress;
+    c->cmaOk = (reads & SHM_READS_CMA) && c->ctx->cma;
+    c->mapOk = (reads & SHM_READS_MAP) && c->ctx->map;
   }
   if (!c->unlinked) {
     if (!__atomic_load_n(&((shm_header_t*)c->local)->peerMapped, __ATOMIC_ACQUIRE)) return ncclInProgress;
@@ -162,10 +171,9 @@ static ncclResult_t shm_connect(void* conn, const void* peerConnectInfo, mkcclCo
   info->head = &shm_send_mem(sendSeg)->head;
   info->connFifo = shm_recv_mem(recvSeg)->connFifo;
   info->flags = 0;
-  if (c->cmaOk) {
-    info->flags |= MKCCL_CONN_PTR_READ;
-    if (!c->isSend) info->ptrRead = shm_cma_read, info->ptrCtx = c;
-  }
+  if (c->cmaOk) info->flags |= MKCCL_CONN_PTR_READ;
+  if (c->mapOk) info->flags |= MKCCL_CONN_PTR_MAP;
+  if (!c->isSend && (c->cmaOk || c->mapOk)) info->ptrRead = shm_map_read, info->ptrCtx = c;
   return ncclSuccess;
 }
 

@@ -10,6 +10,7 @@
 #ifndef TRANSPORT_SHM_H
 #define TRANSPORT_SHM_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,16 +19,18 @@
 #define SHM_MAGIC 0x6d6b73686dULL /* "mkshm" */
 #define SHM_NAME_MAX 64
 
-/* The receiver's answer, in its header, to whether it reads the sender's
- * memory in place (transport_shm_cma.c); the sender's connect waits for it. */
-#define SHM_CMA_PENDING 0
-#define SHM_CMA_YES 1
-#define SHM_CMA_NO 2
+/* The receiver's answer, in its header, to how it reads the sender's
+ * memory in place (transport_shm_cma.c, transport_shm_map.c); the sender's
+ * connect waits for it. */
+#define SHM_READS_PENDING 0
+#define SHM_READS_ANSWERED 0x1
+#define SHM_READS_CMA 0x2 /* any address: registered buffers */
+#define SHM_READS_MAP 0x4 /* shareable host memory only */
 
 typedef struct {
   uint64_t magic;
   volatile uint32_t peerMapped;
-  volatile uint32_t cma;  /* receiver segment: SHM_CMA_* */
+  volatile uint32_t reads; /* receiver segment: SHM_READS_* */
   uint64_t token;         /* random: the CMA probe tells this segment from any other */
   char pad[40];
 } shm_header_t;
@@ -41,10 +44,15 @@ typedef struct {
   uint64_t header; /* the segment's address in its creator's process (the CMA probe reads it there) */
 } shm_connect_info_t;
 
+struct shm_map;
+
 typedef struct {
   const mkcclTransportServices_v1* services;
   int cma;      /* MKCCL_SHM_CMA, host ranks only */
   int cmaFault; /* MKCCL_SHM_CMA_FAULT */
+  int map;      /* MKCCL_SHM_MAP, host ranks only */
+  pthread_mutex_t mapLock;
+  struct shm_map* maps; /* peers' shareable memory we mapped */
 } shm_ctx_t;
 
 typedef struct {
@@ -54,6 +62,7 @@ typedef struct {
   int llBytes;     /* LL lines in the receiver's segment (ours when receiving, the peer's when sending) */
   int peerPid;
   int cmaOk;       /* the receiver reads the sender's registered buffers in place */
+  int mapOk;       /* the receiver maps the sender's shareable host memory */
   /* our segment */
   char name[SHM_NAME_MAX];
   void* local;
@@ -79,7 +88,17 @@ int shm_segment_sweep_dead(void);
  * read the sender's memory, by reading the sender's header at its address
  * peerHeader (said once at INFO when not). */
 int shm_cma_probe(const shm_conn_t* c, uint64_t peerHeader, int peerRank);
-/* mkcclConnInfo_v1.ptrRead: `bytes` at the sender's src into dst. */
+/* `bytes` at the sender's src into dst, by process_vm_readv; 0 or errno. */
 int shm_cma_read(void* conn, void* dst, const void* src, size_t bytes);
+
+/* Single copy from mapped shareable memory (transport_shm_map.c).
+ * Receiver, at connect: whether it can map the sender's ncclMemAlloc
+ * memory (said once at INFO when not). */
+int shm_map_probe(const shm_conn_t* c, uint64_t peerHeader, const char* peerName, int peerRank);
+/* mkcclConnInfo_v1.ptrRead: from a mapping when src is shareable memory,
+ * else by CMA where the connection has it. */
+int shm_map_read(void* conn, void* dst, const void* src, size_t bytes);
+/* Every mapping of the context undone (at finalize). */
+void shm_map_drop_all(shm_ctx_t* ctx);
 
 #endif

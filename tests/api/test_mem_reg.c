@@ -1,9 +1,10 @@
 /* ncclMemAlloc/ncclMemFree and ncclCommRegister/ncclCommDeregister through
  * the public API on a host communicator (MKCCL_CUDA_DISABLE=1: no CUDA
  * driver, as on a machine without a GPU), 3 ranks as processes:
- *  - ncclMemAlloc has no device memory to give: ncclInvalidUsage, the
- *    output left as it was, a last-error text naming the CUDA driver;
- *    ncclMemFree(NULL) succeeds (as cudaFree(NULL)), a pointer is refused;
+ *  - ncclMemAlloc on a host rank gives host memory: zeroed, writable to
+ *    its last byte, a second allocation apart from the first, each freed
+ *    by ncclMemFree; ncclMemFree(NULL) succeeds (as cudaFree(NULL)), a
+ *    pointer ncclMemAlloc did not give is refused, a freed one too;
  *  - a registered host buffer carries collectives: AllReduce in place on
  *    it, out of place into a second registered buffer, AllGather from it,
  *    every element checked on every rank; the same range registered twice
@@ -24,20 +25,30 @@
 
 #define COUNT 10007 /* odd, and over a few steps of the connection buffers */
 
-static void check_mem_alloc(void) {
-  void* p = (void*)&p; /* must stay as it is */
-  void* before = p;
-  CHECK_EQ_INT(ncclMemAlloc(&p, 4096), ncclInvalidUsage);
-  CHECK(p == before);
-  CHECK_STR_CONTAINS(ncclGetLastError(NULL), "CUDA driver");
+static void check_mem_alloc(int rank) {
+  uint8_t *p = NULL, *q = NULL;
+  CHECK_NCCL(ncclMemAlloc((void**)&p, 4097));
+  CHECK_NCCL(ncclMemAlloc((void**)&q, 1));
+  CHECK(p && q && (q >= p + 4097 || q + 1 <= p));
+  long nonzero = 0;
+  for (int i = 0; i < 4097; i++) nonzero += p[i] != 0;
+  CHECK_MSG(nonzero == 0 && q[0] == 0, "rank %d: ncclMemAlloc's memory is not zeroed", rank);
+  for (int i = 0; i < 4097; i++) p[i] = (uint8_t)(rank * 31 + i);
+  q[0] = 0x5a;
+  for (int i = 0; i < 4097; i++) nonzero += p[i] != (uint8_t)(rank * 31 + i);
+  CHECK_MSG(nonzero == 0 && q[0] == 0x5a, "rank %d: ncclMemAlloc's two allocations overlap", rank);
+  CHECK_NCCL(ncclMemFree(p));
+  CHECK_NCCL(ncclMemFree(q));
+  CHECK_EQ_INT(ncclMemFree(p), ncclInvalidUsage); /* freed already */
   CHECK_NCCL(ncclMemFree(NULL));
   int64_t host = 0;
   CHECK_EQ_INT(ncclMemFree(&host), ncclInvalidUsage);
+  CHECK_STR_CONTAINS(ncclGetLastError(NULL), "CUDA driver");
 }
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
-  check_mem_alloc();
+  check_mem_alloc(rank);
   ncclComm_t comm = ranks_comm_init(rank, n);
   ncclComm_t other;
   CHECK_NCCL(ncclCommSplit(comm, 0, rank, &other, NULL));

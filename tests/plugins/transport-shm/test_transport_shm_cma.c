@@ -24,62 +24,10 @@
 #include "check.h"
 #include "nccl.h"
 #include "ranks_id.h"
+#include "shm_check.h"
 
 #define N 3
 static const char* mode;
-static char logDir[64];
-
-/* The byte `i` of what rank `from` sends to `to` in call `call`. */
-static uint8_t val(int from, int to, int call, size_t i) {
-  uint64_t x = ((uint64_t)from * 131 + (uint64_t)to * 7 + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)call << 40) ^ i;
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 29;
-  return (uint8_t)x;
-}
-
-static void fill(uint8_t* p, size_t n, int from, int to, int call) {
-  for (size_t i = 0; i < n; i++) p[i] = val(from, to, call, i);
-}
-
-static void expect(const uint8_t* p, size_t n, int from, int to, int call) {
-  for (size_t i = 0; i < n; i++)
-    CHECK_MSG(p[i] == val(from, to, call, i), "rank %d call %d: byte %zu from rank %d is %u, expected %u", to, call,
-              i, from, p[i], val(from, to, call, i));
-}
-
-/* transport-shm's count of bytes read in place, asked of the plugin the
- * library loaded (its path as the loader has it). */
-static int find_shm(struct dl_phdr_info* info, size_t size, void* out) {
-  (void)size;
-  if (!strstr(info->dlpi_name, "libmkccl-transport-shm.so")) return 0;
-  snprintf(out, 512, "%s", info->dlpi_name);
-  return 1;
-}
-static uint64_t cma_bytes(void) {
-  char path[512] = "";
-  dl_iterate_phdr(find_shm, path);
-  CHECK_MSG(path[0], "transport-shm is not loaded");
-  void* h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-  CHECK_MSG(h, "dlopen %s: %s", path, dlerror());
-  uint64_t (*fn)(void) = (uint64_t(*)(void))dlsym(h, "mkcclShmCmaBytes");
-  CHECK_MSG(fn, "%s has no mkcclShmCmaBytes", path);
-  uint64_t n = fn();
-  dlclose(h); /* the library's own reference keeps it loaded */
-  return n;
-}
-
-/* Lines of this process's log holding `what`. */
-static int log_lines(const char* what) {
-  char path[128], line[1024];
-  snprintf(path, sizeof(path), "%s/log.%d", logDir, (int)getpid());
-  FILE* f = fopen(path, "r");
-  CHECK_MSG(f, "no log at %s", path);
-  int n = 0;
-  while (fgets(line, sizeof(line), f)) n += strstr(line, what) != NULL;
-  fclose(f);
-  return n;
-}
 
 static void* reg(ncclComm_t comm, void* p, size_t n) {
   void* h = NULL;
@@ -169,7 +117,7 @@ static int rank_main(int rank, int n, void* arg) {
     expect(plain, b, next, rank, call);
     expected += b;
   }
-  uint64_t got = cma_bytes();
+  uint64_t got = shm_counter("mkcclShmCmaBytes");
   if (cma)
     CHECK_MSG(got == expected, "rank %d read %llu bytes in place, expected %llu", rank, (unsigned long long)got,
               (unsigned long long)expected);
@@ -180,7 +128,7 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommDeregister(comm, hr));
   CHECK_NCCL(ncclCommDeregister(comm, hs));
   CHECK_NCCL(ncclCommDestroy(comm));
-  int off = log_lines("single copy off"), failed = log_lines("process_vm_readv from rank");
+  int off = shm_log_lines("single copy off"), failed = shm_log_lines("process_vm_readv from rank");
   CHECK_EQ_INT(off, strcmp(mode, "off") == 0);
   CHECK_EQ_INT(failed, strcmp(mode, "fault") == 0);
   free(wbuf), free(plain), free(both), free(rbuf), free(sbuf);
@@ -193,18 +141,9 @@ int main(int argc, char** argv) {
   CHECK_MSG(!strcmp(mode, "cma") || !strcmp(mode, "off") || !strcmp(mode, "fault"), "unknown mode %s", mode);
   setenv("MKCCL_SHM_CMA", strcmp(mode, "off") ? "1" : "0", 1);
   if (!strcmp(mode, "fault")) setenv("MKCCL_SHM_CMA_FAULT", "1", 1);
-  snprintf(logDir, sizeof(logDir), "/tmp/mkccl-cma-XXXXXX");
-  CHECK(mkdtemp(logDir));
-  char file[128];
-  snprintf(file, sizeof(file), "%s/log.%%p", logDir);
-  setenv("NCCL_DEBUG", "INFO", 1);
-  setenv("NCCL_DEBUG_SUBSYS", "INIT,SHM", 1);
-  setenv("NCCL_DEBUG_FILE", file, 1);
+  shm_log_start();
   int rc = ranks_run(N, rank_main, NULL, 120);
-  char cmd[160];
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", logDir);
-  if (rc == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", logDir);
-  CHECK_MSG(rc == 0, "a rank failed (logs in %s)", logDir);
+  shm_log_end(rc);
   printf("test_transport_shm_cma %s: ok\n", mode);
   return 0;
 }

@@ -1,0 +1,126 @@
+/* Single copy over SHM from ncclMemAlloc memory: 3 host ranks
+ * (MKCCL_CUDA_DISABLE=1), Send/Recv whose send buffers come from
+ * ncclMemAlloc, which a host rank gets as shareable host memory.
+ *   map:   the receiver maps the sender's memory and copies from it
+ *          (transport-shm's counter of bytes so copied grows by exactly the
+ *          bytes received from such senders), with no registration;
+ *   off:   MKCCL_SHM_MAP=0: the counter stays 0, one INFO line says why;
+ *   mixed: MKCCL_SHM_CMA=1 too: registered malloc'ed buffers go by CMA,
+ *          ncclMemAlloc'ed ones by the mapping, each counted apart.
+ * Every mode checks every byte on every rank: the data tell rank, call and
+ * byte apart. Calls: a ring exchange, every rank to every other from parts
+ * of one allocation, a plain malloc'ed sender, and an allocation freed and
+ * made again (most often at the same address) between two calls, whose
+ * receivers must see the new bytes, not their old mapping's. Sizes from
+ * 1 byte to several steps on every channel, odd ones included.
+ * Usage: test_transport_shm_map map|off|mixed */
+#define _GNU_SOURCE
+#include "check.h"
+#include "nccl.h"
+#include "ranks_id.h"
+#include "shm_check.h"
+
+#define N 3
+static const char* mode;
+
+static const size_t sizes[] = {1, 4096 + 3, (3u << 20) + 5, (9u << 20) + 1};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define MAXB ((9u << 20) + 1)
+
+/* ncclMemAlloc on a host rank: host memory, zeroed, writable. */
+static uint8_t* host_alloc(size_t n) {
+  void* p = NULL;
+  CHECK_NCCL(ncclMemAlloc(&p, n));
+  CHECK(p);
+  const uint8_t* b = p;
+  CHECK_MSG(b[0] == 0 && b[n - 1] == 0, "ncclMemAlloc's memory is not zeroed");
+  return p;
+}
+
+static void exchange(ncclComm_t comm, const void* src, int to, void* dst, int from, size_t b) {
+  CHECK_NCCL(ncclGroupStart());
+  CHECK_NCCL(ncclSend(src, b, ncclUint8, to, comm, NULL));
+  CHECK_NCCL(ncclRecv(dst, b, ncclUint8, from, comm, NULL));
+  CHECK_NCCL(ncclGroupEnd());
+}
+
+static int rank_main(int rank, int n, void* arg) {
+  (void)arg;
+  ncclComm_t comm = ranks_comm_init(rank, n);
+  int next = (rank + 1) % N, prev = (rank + N - 1) % N;
+  int map = strcmp(mode, "off") != 0, mixed = strcmp(mode, "mixed") == 0;
+  uint64_t mapExpected = 0, cmaExpected = 0;
+  uint8_t* sbuf = host_alloc((size_t)MAXB * N);
+  uint8_t* rbuf = malloc((size_t)MAXB * N);
+  uint8_t* plain = malloc(MAXB);
+  CHECK(rbuf && plain);
+  void* hp = NULL;
+  CHECK_NCCL(ncclCommRegister(comm, plain, MAXB, &hp));
+  int call = 0;
+  for (size_t k = 0; k < NSIZES; k++) {
+    size_t b = sizes[k];
+    call++;
+    fill(sbuf, b, rank, next, call);
+    memset(rbuf, 0, b);
+    exchange(comm, sbuf, next, rbuf, prev, b);
+    expect(rbuf, b, prev, rank, call);
+    expect(sbuf, b, rank, next, call); /* the sender's bytes are left as they were */
+    mapExpected += b;
+    /* Every rank to every other, from parts of one allocation. */
+    call++;
+    memset(rbuf, 0, (size_t)MAXB * N);
+    CHECK_NCCL(ncclGroupStart());
+    for (int p = 0; p < N; p++) {
+      if (p == rank) continue;
+      fill(sbuf + (size_t)p * b, b, rank, p, call);
+      CHECK_NCCL(ncclSend(sbuf + (size_t)p * b, b, ncclUint8, p, comm, NULL));
+      CHECK_NCCL(ncclRecv(rbuf + (size_t)p * b, b, ncclUint8, p, comm, NULL));
+      mapExpected += b;
+    }
+    CHECK_NCCL(ncclGroupEnd());
+    for (int p = 0; p < N; p++)
+      if (p != rank) expect(rbuf + (size_t)p * b, b, p, rank, call);
+    /* A registered malloc'ed sender: by CMA where it is on, else copied. */
+    call++;
+    fill(plain, b, rank, prev, call);
+    memset(rbuf, 0, b);
+    exchange(comm, plain, prev, rbuf, next, b);
+    expect(rbuf, b, next, rank, call);
+    cmaExpected += b;
+    /* Freed and made again: the receiver's old mapping must not be read. */
+    call++;
+    CHECK_NCCL(ncclMemFree(sbuf));
+    sbuf = host_alloc((size_t)MAXB * N);
+    fill(sbuf, b, rank, next, call);
+    memset(rbuf, 0, b);
+    exchange(comm, sbuf, next, rbuf, prev, b);
+    expect(rbuf, b, prev, rank, call);
+    mapExpected += b;
+  }
+  uint64_t mapped = shm_counter("mkcclShmMapBytes"), cmaRead = shm_counter("mkcclShmCmaBytes");
+  CHECK_MSG(mapped == (map ? mapExpected : 0), "rank %d copied %llu bytes from mapped memory, expected %llu (%s)",
+            rank, (unsigned long long)mapped, (unsigned long long)(map ? mapExpected : 0), mode);
+  CHECK_MSG(cmaRead == (mixed ? cmaExpected : 0), "rank %d read %llu bytes by CMA, expected %llu (%s)", rank,
+            (unsigned long long)cmaRead, (unsigned long long)(mixed ? cmaExpected : 0), mode);
+  CHECK_NCCL(ncclCommDeregister(comm, hp));
+  CHECK_NCCL(ncclCommDestroy(comm));
+  CHECK_NCCL(ncclMemFree(sbuf));
+  CHECK_EQ_INT(shm_log_lines("cannot map its peer's ncclMemAlloc memory"), !map);
+  free(plain), free(rbuf);
+  printf("rank %d: %s: %llu bytes mapped, %llu by CMA: ok\n", rank, mode, (unsigned long long)mapped,
+         (unsigned long long)cmaRead);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  mode = argc > 1 ? argv[1] : "map";
+  CHECK_MSG(!strcmp(mode, "map") || !strcmp(mode, "off") || !strcmp(mode, "mixed"), "unknown mode %s", mode);
+  setenv("MKCCL_CUDA_DISABLE", "1", 1);
+  setenv("MKCCL_SHM_MAP", strcmp(mode, "off") ? "1" : "0", 1);
+  setenv("MKCCL_SHM_CMA", strcmp(mode, "mixed") ? "0" : "1", 1);
+  shm_log_start();
+  int rc = ranks_run(N, rank_main, NULL, 120);
+  shm_log_end(rc);
+  printf("test_transport_shm_map %s: ok\n", mode);
+  return 0;
+}
