@@ -1,5 +1,5 @@
-/* Shareable host memory, version 1: what ncclMemAlloc gives a host rank (a
- * thread with no current CUDA context), and how a transport in another
+/* Shareable host memory, version 1: what ncclMemAlloc gives in a process
+ * with no GPU (no CUDA driver or no device), and how a transport in another
  * process of the host maps it.
  *
  * Each allocation is one memfd whose name starts with MKCCL_HOST_MEM_NAME,

@@ -51,7 +51,7 @@ enum {
  * be handed its address instead of its data (PTR mode). */
 #define MK_WORK_SEND_REG 0x8
 /* p2p on a host communicator: sendbuff lies in shareable host memory
- * (ncclMemAlloc's on a host rank), which a transport may map in the
+ * (ncclMemAlloc's where there is no GPU), which a transport may map in the
  * receiver's process and copy from in place (MKCCL_CONN_PTR_MAP). */
 #define MK_WORK_SEND_HOSTMEM 0x10
 

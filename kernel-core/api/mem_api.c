@@ -7,9 +7,11 @@
  * ncclMemAlloc makes VMM memory (cuMemCreate, exportable as a file
  * descriptor) where the device allows it, as NCCL does: windows of the
  * device API map such memory into their LSA peers (device/cuda/gpu_win.h).
- * Elsewhere it falls back to cuMemAlloc. A host rank (a thread with no
- * current CUDA context, or no driver at all) gets shareable host memory
- * (api/mem_host.c), which transport-shm peers read in place. */
+ * Elsewhere it falls back to cuMemAlloc. A process with no GPU to use (no
+ * CUDA driver, or no device), whose ranks are all host ranks, gets
+ * shareable host memory (api/mem_host.c), which transport-shm peers read
+ * in place. Where there is a GPU, ncclMemAlloc gives device memory whatever
+ * the calling thread, as NCCL's does. */
 #include <stdlib.h>
 
 #include "api/api.h"
@@ -60,7 +62,7 @@ release:
 MK_API(ncclResult_t, MemAlloc, void** ptr, size_t size) {
   if (!ptr) return MK_FAIL(ncclInvalidArgument, "ncclMemAlloc: ptr is NULL");
   if (size == 0) return MK_FAIL(ncclInvalidArgument, "ncclMemAlloc: size is 0");
-  if (comm_cuda_device_current() < 0) return mem_host_alloc(size, ptr);
+  if (comm_cuda_device_count() <= 0) return mem_host_alloc(size, ptr);
   const cuda_gpu_t* g = cuda_gpu();
   if (!g) return ncclInvalidUsage;
   int dev = -1;

@@ -1,4 +1,4 @@
-/* ncclMemAlloc on a host rank: shareable host memory (one memfd per
+/* ncclMemAlloc where there is no GPU: shareable host memory (one memfd per
  * allocation, abi/transport/mkccl_host_mem_v1.h), which a transport in
  * another process of the host may map and copy from in place. */
 #ifndef MKCCL_API_MEM_HOST_H

@@ -1,4 +1,4 @@
-/* Single copy from shareable host memory (ncclMemAlloc's on a host rank,
+/* Single copy from shareable host memory (ncclMemAlloc's with no GPU,
  * abi/transport/mkccl_host_mem_v1.h): the receiver maps the sender's file
  * and copies with memcpy, with no system call per copy. The file is found
  * once per allocation: the line of /proc/<pid>/maps that holds the address

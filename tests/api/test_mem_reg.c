@@ -1,7 +1,7 @@
 /* ncclMemAlloc/ncclMemFree and ncclCommRegister/ncclCommDeregister through
  * the public API on a host communicator (MKCCL_CUDA_DISABLE=1: no CUDA
  * driver, as on a machine without a GPU), 3 ranks as processes:
- *  - ncclMemAlloc on a host rank gives host memory: zeroed, writable to
+ *  - ncclMemAlloc with no GPU gives host memory: zeroed, writable to
  *    its last byte, a second allocation apart from the first, each freed
  *    by ncclMemFree; ncclMemFree(NULL) succeeds (as cudaFree(NULL)), a
  *    pointer ncclMemAlloc did not give is refused, a freed one too;

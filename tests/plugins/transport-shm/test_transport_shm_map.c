@@ -1,6 +1,6 @@
 /* Single copy over SHM from ncclMemAlloc memory: 3 host ranks
  * (MKCCL_CUDA_DISABLE=1), Send/Recv whose send buffers come from
- * ncclMemAlloc, which a host rank gets as shareable host memory.
+ * ncclMemAlloc, which gives shareable host memory where there is no GPU.
  *   map:   the receiver maps the sender's memory and copies from it
  *          (transport-shm's counter of bytes so copied grows by exactly the
  *          bytes received from such senders), with no registration;
@@ -27,7 +27,7 @@ static const size_t sizes[] = {1, 4096 + 3, (3u << 20) + 5, (9u << 20) + 1};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 #define MAXB ((9u << 20) + 1)
 
-/* ncclMemAlloc on a host rank: host memory, zeroed, writable. */
+/* ncclMemAlloc with no GPU (MKCCL_CUDA_DISABLE=1): host memory, zeroed. */
 static uint8_t* host_alloc(size_t n) {
   void* p = NULL;
   CHECK_NCCL(ncclMemAlloc(&p, n));
