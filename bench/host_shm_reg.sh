@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Host Send/Recv and AllGather over SHM, registered buffers (mkccl-perf
-# --reg 1, under MKCCL_SHM_CMA=1: a registered send buffer is read in place by its receiver,
-# plugins/transport-shm) against unregistered ones, 2 processes, both
-# measured in this one run, size by size. Prints an nccl-tests-style table:
-# out-of-place time and busbw of each, and registered / unregistered busbw.
-# Each size runs unregistered then registered, one after the other, so a
-# busy machine weighs on both alike.
+# Host Send/Recv and AllGather over SHM, 2 processes, three kinds of
+# buffers measured in this one run, size by size: plain malloc'ed ones
+# (copied through the segments), registered ones (mkccl-perf --reg 1, under
+# MKCCL_SHM_CMA=1: a registered send buffer is read in place by its
+# receiver with process_vm_readv) and ncclMemAlloc'ed ones (--mem 1, the
+# default parameters: the receiver maps the sender's buffer and copies from
+# it in place; plugins/transport-shm). Prints an nccl-tests-style table:
+# out-of-place time and busbw of each, and each single copy's busbw over
+# the plain one's. Each size runs the three one after the other, so a busy
+# machine weighs on all alike.
 #   bench/host_shm_reg.sh [BUILD_DIR]    (default build; e.g. build-noc)
 # HOST_SHM_REG_MIN/MAX (1M/256M), _FACTOR (2), _ITERS (20), _WARMUP (5),
 # HOST_SHM_REG_COLLS ("sendrecv all_gather"), HOST_SHM_REG_RANKS (2),
@@ -38,14 +41,15 @@ sizes() {
 }
 
 # One mkccl-perf run at one size: "time busbw #wrong" (out of place), or "- - -".
+#   run COLL SIZE REG MEM
 run() {
-  local coll=$1 size=$2 reg=$3 log=$tmp/log
-  MKCCL_SHM_CMA=1 "$B/mkccl-run" -n "$RANKS" -- "$B/mkccl-perf" "$coll" -b "$size" -e "$size" -n "$ITERS" -w "$WARMUP" -c 1 \
-    --reg "$reg" --thp "$THP" >"$log" 2>&1
+  local coll=$1 size=$2 reg=$3 mem=$4 log=$tmp/log
+  MKCCL_SHM_CMA=$reg MKCCL_CUDA_DISABLE=1 "$B/mkccl-run" -n "$RANKS" -- "$B/mkccl-perf" "$coll" -b "$size" -e "$size" \
+    -n "$ITERS" -w "$WARMUP" -c 1 --reg "$reg" --mem "$mem" --thp "$THP" >"$log" 2>&1
   local rc=$? row
   row=$(awk '!/^#/ && NF >= 9 {print $6, $8, $9; exit}' "$log")
   if [[ $rc != 0 || -z $row ]]; then
-    echo "# $coll $size --reg $reg exited $rc:" >&2
+    echo "# $coll $size --reg $reg --mem $mem exited $rc:" >&2
     sed 's/^/#   /' "$log" | tail -5 >&2
     row="- - -"
   fi
@@ -61,23 +65,27 @@ mpi_run() {
 have_mpi=0
 command -v mpirun >/dev/null && [[ -x $B/mkccl-mpi-shm ]] && have_mpi=1
 
-echo "# mkccl host $COLLS over SHM, $RANKS processes, $(nproc) cores: registered (--reg 1) against unregistered,"
-echo "# both measured in this run, size by size one after the other, out-of-place, $ITERS iterations after $WARMUP warm-up"
-(( THP )) && echo "# mkccl's buffers asked for transparent huge pages (--thp 1)"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", b / a; else print "-" }'; }
+
+echo "# mkccl host $COLLS over SHM, $RANKS processes, $(nproc) cores: plain (copied), registered (--reg 1, CMA)"
+echo "# and ncclMemAlloc'ed (--mem 1, mapped) buffers, all measured in this run, size by size one after the other,"
+echo "# out-of-place, $ITERS iterations after $WARMUP warm-up"
+(( THP )) && echo "# plain and registered buffers asked for transparent huge pages (--thp 1)"
 (( have_mpi )) && echo "# ompi-cma / ompi-none: Open MPI MPI_Sendrecv busbw over vader, single copy cma / none"
-printf "#%-10s %11s  %10s %8s %6s  %10s %8s %6s  %9s  %8s %9s\n" "" "" "unreg" "" "" "reg" "" "" "" "" ""
-printf "#%-10s %11s  %10s %8s %6s  %10s %8s %6s  %9s  %8s %9s\n" "coll" "size(B)" "time(us)" "busbw" "#wrong" "time(us)" \
-  "busbw" "#wrong" "reg/unreg" "ompi-cma" "ompi-none"
+fmt="%-10s %10s  %9s %7s %6s  %9s %7s %6s  %9s %7s %6s  %8s %8s  %8s %9s\n"
+printf "#$fmt" "" "" "plain" "" "" "reg" "" "" "mem" "" "" "" "" "" ""
+printf "#$fmt" "coll" "size(B)" "time(us)" "busbw" "#wrong" "time(us)" "busbw" "#wrong" "time(us)" "busbw" "#wrong" \
+  "reg/plain" "mem/plain" "ompi-cma" "ompi-none"
 for coll in $COLLS; do
   for size in $(sizes); do
-    read -r t0 b0 w0 <<<"$(run "$coll" "$size" 0)"
-    read -r t1 b1 w1 <<<"$(run "$coll" "$size" 1)"
+    read -r t0 b0 w0 <<<"$(run "$coll" "$size" 0 0)"
+    read -r t1 b1 w1 <<<"$(run "$coll" "$size" 1 0)"
+    read -r t2 b2 w2 <<<"$(run "$coll" "$size" 0 1)"
     m1=-; m0=-
     if (( have_mpi )) && [[ $coll == sendrecv ]]; then
       m1=$(mpi_run cma "$size"); m0=$(mpi_run none "$size")
     fi
-    ratio=$(awk -v a="$b0" -v b="$b1" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", b / a; else print "-" }')
-    printf " %-10s %11s  %10s %8s %6s  %10s %8s %6s  %9s  %8s %9s\n" "$coll" "$size" "$t0" "$b0" "$w0" "$t1" "$b1" \
-      "$w1" "$ratio" "${m1:--}" "${m0:--}"
+    printf " $fmt" "$coll" "$size" "$t0" "$b0" "$w0" "$t1" "$b1" "$w1" "$t2" "$b2" "$w2" "$(ratio "$b0" "$b1")" \
+      "$(ratio "$b0" "$b2")" "${m1:--}" "${m0:--}"
   done
 done

@@ -24,7 +24,10 @@
  * With --reg 1 the three buffers are registered with ncclCommRegister (on
  * host communicators over SHM, registered send buffers are read in place by
  * their receivers: plugins/transport-shm); with --thp 1 (host buffers) they
- * are asked for transparent huge pages (madvise MADV_HUGEPAGE). */
+ * are asked for transparent huge pages (madvise MADV_HUGEPAGE); with
+ * --mem 1 (host buffers) they come from ncclMemAlloc, which gives
+ * shareable host memory where there is no GPU (its receivers map it and
+ * copy from it in place). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -89,14 +92,26 @@ static void perf_free_buf(ncclComm_t comm, void* p, ncclWindow_t win) {
 #include <sys/mman.h>
 #define PERF_STREAM NULL
 static int perf_thp; /* --thp 1: buffers on 2 MB boundaries, asked for transparent huge pages */
+static int perf_mem; /* --mem 1: buffers from ncclMemAlloc (shareable host memory where there is no GPU) */
 static void* perf_alloc(size_t b) {
+  if (perf_mem) {
+    void* p = NULL;
+    if (ncclMemAlloc(&p, b) != ncclSuccess) {
+      fprintf(stderr, "mkccl-perf: ncclMemAlloc of %zu bytes failed: %s\n", b, ncclGetLastError(NULL));
+      return NULL;
+    }
+    return p; /* zeroed */
+  }
   size_t align = perf_thp ? (size_t)2 << 20 : 4096;
   void* p = aligned_alloc(align, (b + align - 1) / align * align);
   if (p && perf_thp) madvise(p, (b + align - 1) / align * align, MADV_HUGEPAGE);
   if (p) memset(p, 0, b);
   return p;
 }
-static void perf_free(void* p) { free(p); }
+static void perf_free(void* p) {
+  if (perf_mem) ncclMemFree(p);
+  else free(p);
+}
 static void perf_copy(void* d, const void* s, size_t b) { memcpy(d, s, b); }
 static void perf_sync(void) {}
 #define PERF_MEM "host memory"
@@ -553,7 +568,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: mkccl-perf COLL [-b minBytes] [-e maxBytes] [-f factor] [-n iters] [-w warmup] [-c 0|1]\n"
           "                  [-o sum|prod|max|min|avg] [-d TYPE] [-r root] [--corrupt rank] [--symm 0|1]\n"
-          "                  [--reg 0|1] [--thp 0|1]\n"
+          "                  [--reg 0|1] [--thp 0|1] [--mem 0|1]\n"
           "  COLL: all_reduce all_gather reduce_scatter broadcast reduce sendrecv alltoall gather scatter\n"
           "  TYPE: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2\n"
           "  --corrupt: for tests of the check itself: that rank alters one element of each\n"
@@ -561,7 +576,8 @@ static void usage(void) {
           "  --symm 1: (mkccl-perf-gpu) buffers from ncclMemAlloc in windows registered with\n"
           "            NCCL_WIN_COLL_SYMMETRIC\n"
           "  --reg 1: the buffers registered with ncclCommRegister\n"
-          "  --thp 1: (host buffers) on 2 MB boundaries with madvise(MADV_HUGEPAGE)\n");
+          "  --thp 1: (host buffers) on 2 MB boundaries with madvise(MADV_HUGEPAGE)\n"
+          "  --mem 1: (host buffers) from ncclMemAlloc (shareable host memory with no GPU)\n");
 }
 
 int main(int argc, char** argv) {
@@ -593,6 +609,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(f, "--symm")) perf_symm = atoi(v);
 #else
     else if (!strcmp(f, "--thp")) perf_thp = atoi(v);
+    else if (!strcmp(f, "--mem")) perf_mem = atoi(v);
 #endif
     else if (!strcmp(f, "-o")) {
       for (int k = 0; k < 5; k++) if (!strcmp(v, op_names[k])) o.op = (ncclRedOp_t)k;
