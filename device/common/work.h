@@ -50,10 +50,12 @@ enum {
  * kept until the call returns, so a transport that reads peers' memory may
  * be handed its address instead of its data (PTR mode). */
 #define MK_WORK_SEND_REG 0x8
-/* p2p on a host communicator: sendbuff lies in shareable host memory
- * (ncclMemAlloc's where there is no GPU), which a transport may map in the
- * receiver's process and copy from in place (MKCCL_CONN_PTR_MAP). */
+/* On a host communicator (p2p, and ring AllGather and Broadcast):
+ * sendbuff / recvbuff lies in shareable host memory (ncclMemAlloc's where
+ * there is no GPU), which a transport may map in the receiver's process
+ * and copy from in place (MKCCL_CONN_PTR_MAP). */
 #define MK_WORK_SEND_HOSTMEM 0x10
+#define MK_WORK_RECV_HOSTMEM 0x20
 
 /* Bytes of an ncclDataType_t element (0 for an invalid type). */
 #if defined(__CUDACC__)

@@ -65,6 +65,21 @@ static ncclResult_t host_coll_failure(const host_prims_t* p) {
   return __atomic_load_n(p->abortFlag, __ATOMIC_ACQUIRE) ? ncclRemoteError : ncclInternalError;
 }
 
+/* Ring AllGather and Broadcast in Simple move raw copies, which may go by
+ * address (host_prims_chunk_ptr): slices come as PTR slots where the
+ * previous rank's connection lets it post them, and go so where the next
+ * rank maps this process's shareable memory and the data lies in it. */
+static void host_coll_ring_ptr(host_prims_t* p, const mk_work_t* w) {
+  const uint32_t reads = MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP;
+  int copies = (w->coll == MK_COLL_ALLGATHER || w->coll == MK_COLL_BROADCAST) && w->proto == MK_PROTO_SIMPLE;
+  int recvPtr = copies && p->nRecv == 1 && (p->recv[0].info->flags & reads) && p->recv[0].info->ptrRead;
+  p->ptrSend = copies && p->nSend == 1 && (p->send[0].info->flags & MKCCL_CONN_PTR_MAP) &&
+               (w->flags & (MK_WORK_SEND_HOSTMEM | MK_WORK_RECV_HOSTMEM));
+  p->srcShared = !!(w->flags & MK_WORK_SEND_HOSTMEM);
+  p->dstShared = !!(w->flags & MK_WORK_RECV_HOSTMEM);
+  p->ptrPath = recvPtr || p->ptrSend;
+}
+
 static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims_t* p, int nRanks) {
   mk_ring_ctx_t c;
   c.nRanks = nRanks;
@@ -78,7 +93,9 @@ static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims
   coll_ring_uses(&c, w, &recvs, &sends);
   host_coll_attach1(p, recvs ? &ch->peers[ch->ring.prev].recv[MK_CONN_COLL] : NULL,
                     sends ? &ch->peers[ch->ring.next].send[MK_CONN_COLL] : NULL);
+  host_coll_ring_ptr(p, w);
   if (coll_ring_run(p, w, &c)) return host_coll_failure(p);
+  if (p->ptrPosted) MK_CHECK(host_prims_send_drain(p));
   return ncclSuccess;
 }
 
@@ -214,6 +231,7 @@ static void host_coll_prims_set(host_prims_t* p, const mk_work_t* w, volatile ui
   p->typeSize = host_type_size((ncclDataType_t)w->type);
   p->abortFlag = abortFlag;
   p->store = store;
+  p->ptrPath = p->ptrSend = p->ptrPosted = 0;
 }
 
 int host_coll_flat_one_step(const mk_work_t* w) {

@@ -188,8 +188,8 @@ static void host_prims_move_streamed(host_prims_t* p, const char* const* in, int
 
 /* One slice's move, in the store mode the channel picks for its size, timed
  * when the channel compares the modes. */
-static void host_prims_move_slice(host_prims_t* p, const char* const* in, int nIn, const char* mine,
-                                  char* const* out, int nOut, char* user, int64_t bytes, int final, int raw) {
+void host_prims_move_slice(host_prims_t* p, const char* const* in, int nIn, const char* mine, char* const* out,
+                           int nOut, char* user, int64_t bytes, int final, int raw) {
   int mode = nOut ? host_store_pick(p->store, bytes) : HOST_STORE_CACHED;
   int timed = nOut && host_store_measures(p->store, bytes);
   int64_t t0 = timed ? mk_now_ns() : 0;
@@ -201,6 +201,8 @@ static void host_prims_move_slice(host_prims_t* p, const char* const* in, int nI
 }
 
 ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* dst, int64_t nelem) {
+  if (p->ptrPath && (prim == MK_PRIM_COPY_SEND || prim == MK_PRIM_RECV_COPY_SEND || prim == MK_PRIM_RECV))
+    return host_prims_chunk_ptr(p, prim, src, dst, nelem);
   int nRecv = mk_prim_recvs(prim) ? p->nRecv : 0, nSend = mk_prim_sends(prim) ? p->nSend : 0;
   int useSrc = mk_prim_reads_src(prim), useDst = mk_prim_writes_dst(prim), final = mk_prim_is_final(prim);
   steps_shape_t s = p->shape;

@@ -36,6 +36,13 @@ typedef struct host_prims {
   size_t typeSize;
   volatile uint32_t* abortFlag;
   host_store_t* store; /* the channel's store mode for send slots (NULL: cached stores) */
+  /* Ring AllGather and Broadcast by address (host_prims_ptr.c): set per
+   * item by the ring; 0 everywhere else. */
+  uint8_t ptrPath;   /* raw copies, one peer each way: slices may come or go as PTR slots */
+  uint8_t ptrSend;   /* send[0]'s receiver maps this process's shareable memory */
+  uint8_t srcShared; /* the item's send buffer is shareable memory */
+  uint8_t dstShared; /* its receive buffer is */
+  uint8_t ptrPosted; /* a slice went out by address: drain before the item ends */
 } host_prims_t;
 
 /* Round both connections' step counters up to the chunk boundary: every
@@ -65,6 +72,12 @@ int host_prims_ready(host_prims_t* p, int prim);
 ncclResult_t host_prims_send_addr(host_prims_t* p, const void* src, int64_t bytes);
 ncclResult_t host_prims_send_drain(host_prims_t* p);
 ncclResult_t host_prims_recv_any(host_prims_t* p, void* dst, int64_t chunk, int64_t left, int peer, int* nChunks);
+/* host_prims_chunk for a raw copy (MK_PRIM_COPY_SEND, RECV_COPY_SEND,
+ * RECV) with ptrPath set: a slice that came as a PTR slot is read from the
+ * sender's memory into dst; one whose data lies in this rank's shareable
+ * memory (src, or dst once written) goes to send[0] as its address when
+ * ptrSend; the rest moves as host_prims_chunk moves it. */
+ncclResult_t host_prims_chunk_ptr(host_prims_t* p, int prim, const void* src, void* dst, int64_t nelem);
 
 /* Flat AllReduce of one step (nelem fits a step): this rank's input,
  * pre-multiplied, to every send connection; then the inputs of all ranks

@@ -1,12 +1,18 @@
-/* Point-to-point in PTR mode, where a connection has MKCCL_CONN_PTR_READ:
- * a registered send buffer goes out as its address, slice by slice, and
- * the receiver copies each slice from the sender's buffer into its own
- * (one copy instead of two through the step buffers); the sender's buffer
- * is the sender's again once the receiver's head has passed its slices. */
+/* PTR mode on the host, where a connection says its receiver reads the
+ * sender's memory (MKCCL_CONN_PTR_READ, MKCCL_CONN_PTR_MAP): a send buffer
+ * the receiver can read goes out as its address, slice by slice, and the
+ * receiver copies each slice from the sender's buffer into its own (one
+ * copy instead of two through the step buffers); the sender's buffer is
+ * the sender's again once the receiver's head has passed its slices.
+ * Point-to-point (send_addr, recv_any), and the raw copies of the ring
+ * AllGather and Broadcast (chunk_ptr), where each rank hands on by address
+ * what it holds in shareable memory: its input, or its output once a
+ * slice has landed there. */
 #include <errno.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "device/common/sched_ring.h"
 #include "host_prims.h"
 #include "host_prims_slice.h"
 #include "transport/mkccl_conn_fifo_v1.h"
@@ -91,5 +97,76 @@ ncclResult_t host_prims_recv_any(host_prims_t* p, void* dst, int64_t chunk, int6
   conn_fifo_store(info->head, step + (uint64_t)n);
   *c->step = step + (uint64_t)n;
   *nChunks = n;
+  return ncclSuccess;
+}
+
+/* A received PTR slice of `bytes` into dst, its slot back as NORMAL and
+ * empty (the release then moves head). */
+static ncclResult_t host_prims_ptr_take(host_conn_t* c, mkcclConnFifo_v1* f, int slot, char* dst, int64_t bytes) {
+  mkcclConnInfo_v1* info = c->info;
+  int64_t sent = conn_fifo_size_load(info->connFifo, slot);
+  if (sent != bytes)
+    return MK_FAIL(ncclInternalError, "host executor: a ring peer sent a slice of %lld bytes by address where %lld were "
+                   "expected", (long long)sent, (long long)bytes);
+  int err = info->ptrRead ? info->ptrRead(info->ptrCtx, dst, f->ptr, (size_t)bytes) : EINVAL;
+  if (err)
+    return MK_FAIL(ncclSystemError, "host executor: reading %lld bytes of a ring peer's buffer failed: %s",
+                   (long long)bytes, strerror(err));
+  f->mode = MKCCL_MODE_NORMAL;
+  conn_fifo_size_store(info->connFifo, slot, -1);
+  return ncclSuccess;
+}
+
+ncclResult_t host_prims_chunk_ptr(host_prims_t* p, int prim, const void* src, void* dst, int64_t nelem) {
+  int recv = prim != MK_PRIM_COPY_SEND, send = prim != MK_PRIM_RECV;
+  steps_shape_t s = p->shape;
+  int64_t chunkBytes = nelem * (int64_t)p->typeSize;
+  int slices = steps_slices_per_chunk(s);
+  host_conn_t* rc = &p->recv[0];
+  host_conn_t* sc = &p->send[0];
+  int64_t done = 0;
+  for (int slice = 0; slice < slices; slice++) {
+    int64_t bytes = steps_slice_len(s, chunkBytes, slice);
+    const char* mine = recv ? NULL : (const char*)src + done;
+    char* user = (char*)dst + done;
+    const char* in = NULL;
+    char* out = NULL;
+    mkcclConnFifo_v1* rf = NULL;
+    int rslot = 0;
+    if (recv) {
+      MK_CHECK(host_prims_slice_in(p, rc, s, &in));
+      rslot = conn_fifo_slot(*rc->step);
+      rf = &rc->info->connFifo[rslot];
+    }
+    int cameAsPtr = rf && bytes > 0 && rf->mode == MKCCL_MODE_PTR;
+    /* What this rank can hand on by address once the slice is in dst. */
+    const char* addr = !send || !p->ptrSend || bytes <= 0 ? NULL
+                       : !recv && p->srcShared        ? mine
+                       : p->dstShared                 ? user
+                                                      : NULL;
+    if (send) MK_CHECK(host_prims_slice_out(p, sc, s, &out));
+    if (!cameAsPtr && !addr) {
+      if (bytes > 0)
+        host_prims_move_slice(p, &in, recv, mine, &out, send, user, bytes, mk_prim_is_final(prim), mk_prim_is_raw(prim));
+    } else {
+      if (cameAsPtr) MK_CHECK(host_prims_ptr_take(rc, rf, rslot, user, bytes));
+      else if (recv) memcpy(user, in, (size_t)bytes);
+      else if (user != mine) memcpy(user, mine, (size_t)bytes);
+      if (send && !addr) memcpy(out, user, (size_t)bytes);
+    }
+    if (recv) host_prims_slice_release(rc, s);
+    if (send && addr) {
+      uint64_t step = *sc->step;
+      mkcclConnFifo_v1* f = &sc->info->connFifo[conn_fifo_slot(step)];
+      f->mode = MKCCL_MODE_PTR;
+      f->ptr = (void*)addr;
+      conn_fifo_publish(sc->info->connFifo, sc->info->tail, step, s.sliceSteps, bytes);
+      *sc->step = step + s.sliceSteps;
+      p->ptrPosted = 1;
+    } else if (send) {
+      host_prims_slice_publish(sc, s, bytes);
+    }
+    done += bytes;
+  }
   return ncclSuccess;
 }

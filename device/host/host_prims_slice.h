@@ -17,5 +17,9 @@ ncclResult_t host_prims_slice_out(host_prims_t* p, host_conn_t* c, steps_shape_t
 void host_prims_slice_release(host_conn_t* c, steps_shape_t s);
 /* A written slice of `bytes` goes to the receiver. */
 void host_prims_slice_publish(host_conn_t* c, steps_shape_t s, int64_t bytes);
+/* One slice's data moved from the received inputs and this rank's own into
+ * the send slots and the user's output (host_prims_chunk's move). */
+void host_prims_move_slice(host_prims_t* p, const char* const* in, int nIn, const char* mine, char* const* out,
+                           int nOut, char* user, int64_t bytes, int final, int raw);
 
 #endif

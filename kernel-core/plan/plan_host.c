@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/mem_host.h"
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
@@ -150,6 +151,19 @@ int plan_connected(struct ncclComm* comm, task_list_t* tasks) {
   return 1;
 }
 
+/* A host ring AllGather or Broadcast whose buffers lie in shareable host
+ * memory may hand them on by address (device/host/host_prims_ptr.c). */
+static void plan_coll_hostmem(const struct ncclComm* comm, const task_t* t, mk_work_t* w) {
+  int gather = t->coll == MK_COLL_ALLGATHER;
+  if (comm->cudaDev >= 0 || (!gather && t->coll != MK_COLL_BROADCAST) || t->choice.algo != MK_ALGO_RING ||
+      t->choice.proto != MK_PROTO_SIMPLE || t->count == 0)
+    return;
+  size_t bytes = t->count * host_type_size(t->type);
+  if (t->sendbuff && mem_host_covers(t->sendbuff, bytes)) w->flags |= MK_WORK_SEND_HOSTMEM;
+  if (t->recvbuff && mem_host_covers(t->recvbuff, gather ? bytes * (size_t)comm->nRanks : bytes))
+    w->flags |= MK_WORK_RECV_HOSTMEM;
+}
+
 void plan_coll_work(struct ncclComm* comm, const task_t* t, mk_work_t* w) {
   const task_choice_t choice = t->choice;
   memset(w, 0, sizeof(*w));
@@ -169,6 +183,7 @@ void plan_coll_work(struct ncclComm* comm, const task_t* t, mk_work_t* w) {
   w->channelLo = 0;
   w->nChannels = (uint8_t)choice.nChannels;
   comm->dp.algoCount[choice.algo]++;
+  plan_coll_hostmem(comm, t, w);
 }
 
 static ncclResult_t plan_coll(struct ncclComm* comm, task_t* t, int numPipeOps, mk_work_t* w, plan_proxy_t* pp) {

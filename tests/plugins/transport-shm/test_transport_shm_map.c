@@ -12,7 +12,12 @@
  * of one allocation, a plain malloc'ed sender, and an allocation freed and
  * made again (most often at the same address) between two calls, whose
  * receivers must see the new bytes, not their old mapping's. Sizes from
- * 1 byte to several steps on every channel, odd ones included.
+ * 1 byte to several steps on every channel, odd ones included. Then ring
+ * AllGather (NCCL_ALGO=Ring, NCCL_PROTO=Simple) out of place and in place
+ * and Broadcast from every root: with both buffers from ncclMemAlloc every
+ * slice a rank receives is read from its peer's memory; with only the send
+ * buffer, only the first hop is (the next rank's output is malloc'ed, so it
+ * hands its slices on through the segments).
  * Usage: test_transport_shm_map map|off|mixed */
 #define _GNU_SOURCE
 #include "check.h"
@@ -42,6 +47,51 @@ static void exchange(ncclComm_t comm, const void* src, int to, void* dst, int fr
   CHECK_NCCL(ncclSend(src, b, ncclUint8, to, comm, NULL));
   CHECK_NCCL(ncclRecv(dst, b, ncclUint8, from, comm, NULL));
   CHECK_NCCL(ncclGroupEnd());
+}
+
+/* AllGather and Broadcast; what each rank should read in place is added to
+ * *mapped (where the mapping is on). */
+static void colls(ncclComm_t comm, int rank, int call, uint64_t* mapped) {
+  static const size_t counts[] = {1, 100003, (5u << 20) / 4 + 3};
+  for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+    size_t b = counts[k] * 4, all = b * N;
+    uint8_t* in = host_alloc(b);
+    uint8_t* out = host_alloc(all);
+    uint8_t* plainOut = malloc(all);
+    CHECK(plainOut);
+    /* Out of place, both shareable: every received byte by address. */
+    call++;
+    fill(in, b, rank, 0, call);
+    CHECK_NCCL(ncclAllGather(in, out, counts[k], ncclFloat, comm, NULL));
+    for (int r = 0; r < N; r++) expect(out + (size_t)r * b, b, r, 0, call);
+    *mapped += all - b;
+    /* In place. */
+    call++;
+    memset(out, 0, all);
+    fill(out + (size_t)rank * b, b, rank, 0, call);
+    CHECK_NCCL(ncclAllGather(out + (size_t)rank * b, out, counts[k], ncclFloat, comm, NULL));
+    for (int r = 0; r < N; r++) expect(out + (size_t)r * b, b, r, 0, call);
+    *mapped += all - b;
+    /* Only the input shareable: the first hop by address, the rest copied. */
+    call++;
+    fill(in, b, rank, 0, call);
+    memset(plainOut, 0, all);
+    CHECK_NCCL(ncclAllGather(in, plainOut, counts[k], ncclFloat, comm, NULL));
+    for (int r = 0; r < N; r++) expect(plainOut + (size_t)r * b, b, r, 0, call);
+    *mapped += b;
+    /* Broadcast from every root into shareable memory. */
+    for (int root = 0; root < N; root++) {
+      call++;
+      if (rank == root) fill(in, b, root, 1, call);
+      memset(out, 0, b);
+      CHECK_NCCL(ncclBroadcast(in, out, counts[k], ncclFloat, root, comm, NULL));
+      expect(out, b, root, 1, call);
+      if (rank != root) *mapped += b;
+    }
+    free(plainOut);
+    CHECK_NCCL(ncclMemFree(out));
+    CHECK_NCCL(ncclMemFree(in));
+  }
 }
 
 static int rank_main(int rank, int n, void* arg) {
@@ -97,6 +147,7 @@ static int rank_main(int rank, int n, void* arg) {
     expect(rbuf, b, prev, rank, call);
     mapExpected += b;
   }
+  colls(comm, rank, call, &mapExpected);
   uint64_t mapped = shm_counter("mkcclShmMapBytes"), cmaRead = shm_counter("mkcclShmCmaBytes");
   CHECK_MSG(mapped == (map ? mapExpected : 0), "rank %d copied %llu bytes from mapped memory, expected %llu (%s)",
             rank, (unsigned long long)mapped, (unsigned long long)(map ? mapExpected : 0), mode);
@@ -116,6 +167,8 @@ int main(int argc, char** argv) {
   mode = argc > 1 ? argv[1] : "map";
   CHECK_MSG(!strcmp(mode, "map") || !strcmp(mode, "off") || !strcmp(mode, "mixed"), "unknown mode %s", mode);
   setenv("MKCCL_CUDA_DISABLE", "1", 1);
+  setenv("NCCL_ALGO", "Ring", 1);
+  setenv("NCCL_PROTO", "Simple", 1);
   setenv("MKCCL_SHM_MAP", strcmp(mode, "off") ? "1" : "0", 1);
   setenv("MKCCL_SHM_CMA", strcmp(mode, "mixed") ? "0" : "1", 1);
   shm_log_start();
