@@ -9,6 +9,9 @@
 # then on the measuring machine, from the repository root with .carry/ beside the tree:
 #   bash bench/host_on_device.sh 256M 20
 # Arguments are host_vs_mpi.sh's; HOST_VS_MPI_PARTS picks parts as there.
+# HOST_ON_DEVICE_SHM_REG=1 runs bench/host_shm_reg.sh instead (single copy
+# over SHM: plain, registered and ncclMemAlloc'ed buffers, with Open MPI's
+# single copy beside them; its HOST_SHM_REG_* variables apply).
 # The log and its tables go to $OUT (bench.log, tables.md) and stdout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +22,11 @@ mkdir -p "$OUT"
 bench/ompi_carry.sh unpack "$C/ompi-debs" /tmp/ompi-root || exit 1
 export LD_LIBRARY_PATH=$C/lib:$C/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 echo "== $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+if [[ ${HOST_ON_DEVICE_SHM_REG:-0} == 1 ]]; then
+  eval "$(bench/ompi_carry.sh env /tmp/ompi-root)"
+  HOST_SHM_REG_MPIRUN=orterun bench/host_shm_reg.sh "$C" | tee "$OUT/shm_reg.txt"
+  exit "${PIPESTATUS[0]}"
+fi
 HOST_VS_MPI_BIN=$C/bin HOST_VS_MPI_LIB=$C/lib HOST_VS_MPI_OMPI=/tmp/ompi-root \
   bench/host_vs_mpi.sh "$@" > "$OUT/bench.log" 2>&1
 rc=$?

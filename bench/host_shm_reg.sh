@@ -13,7 +13,8 @@
 # HOST_SHM_REG_MIN/MAX (1M/256M), _FACTOR (2), _ITERS (20), _WARMUP (5),
 # HOST_SHM_REG_COLLS ("sendrecv all_gather"), HOST_SHM_REG_RANKS (2),
 # HOST_SHM_REG_THP=1: every buffer asked for huge pages (mkccl-perf --thp 1).
-# Where mpirun and BUILD_DIR/bin/mkccl-mpi-shm exist, Send/Recv rows also get
+# HOST_SHM_REG_MPIRUN: Open MPI's launcher (default mpirun).
+# Where it and BUILD_DIR/bin/mkccl-mpi-shm exist, Send/Recv rows also get
 # Open MPI's MPI_Sendrecv over vader with its single copy (CMA) and without
 # (btl_vader_single_copy_mechanism cma / none), in the same round.
 # Benchmarks print; they assert nothing. A run that reports #wrong says so.
@@ -57,13 +58,14 @@ run() {
 }
 
 # Open MPI's busbw at one size, vader with single-copy mechanism $1.
+MPIRUN=${HOST_SHM_REG_MPIRUN:-mpirun}
 mpi_run() {
-  mpirun --allow-run-as-root -np "$RANKS" --bind-to none --mca btl vader,self \
+  "$MPIRUN" --allow-run-as-root -np "$RANKS" --bind-to none --mca btl vader,self \
     --mca btl_vader_single_copy_mechanism "$1" "$B/mkccl-mpi-shm" -b "$2" -e "$2" -n "$ITERS" -w "$WARMUP" \
     2>/dev/null | awk '!/^#/ && NF >= 6 {print $6; exit}'
 }
 have_mpi=0
-command -v mpirun >/dev/null && [[ -x $B/mkccl-mpi-shm ]] && have_mpi=1
+command -v "$MPIRUN" >/dev/null && [[ -x $B/mkccl-mpi-shm ]] && have_mpi=1
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", b / a; else print "-" }'; }
 

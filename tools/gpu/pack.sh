@@ -25,7 +25,7 @@ done
 # PACK_HOST_BENCH=1: also the host benchmarks and Open MPI's Debian
 # packages, for bench/host_on_device.sh.
 if [[ ${PACK_HOST_BENCH:-0} == 1 ]]; then
-  for b in mkccl-mpi-allreduce mkccl-netbench mkccl-proxy-bench mkccl-line-exchange mkccl-slot-stream mkccl-p2p-allreduce mkccl-tcp-exchange; do cp -a "build/bin/$b" .carry/bin/; done
+  for b in mkccl-mpi-allreduce mkccl-mpi-shm mkccl-netbench mkccl-proxy-bench mkccl-line-exchange mkccl-slot-stream mkccl-p2p-allreduce mkccl-tcp-exchange; do cp -a "build/bin/$b" .carry/bin/; done
   bench/ompi_carry.sh fetch .carry/ompi-debs
 fi
 # The GPU microbenchmark (bench/gpu_micro.cu, static cudart, ~1 MB), where nvcc is.
