@@ -1,8 +1,10 @@
 /* transport-net: connections between ranks through the net plugin the core
  * chose, driven by the proxy thread (DESIGN.md, "Transports").
  *
- * Each side keeps a staging buffer of MKCCL_STEPS steps in host memory plus
- * the control words shared with the executor. Send: the executor fills a
+ * Each side keeps a buffer of MKCCL_STEPS steps plus the control words
+ * shared with the executor: the control words in host memory, the steps in
+ * host memory too, or in GPU memory the plugin reaches (GPUDirect RDMA,
+ * transport_net_gdr.c). Send: the executor fills a
  * slot and publishes size and tail; the proxy isends it and, once the send
  * completes, frees the slot with head. Recv: the proxy posts irecvs into
  * free slots, publishes tail as they complete (after an iflush when the data
