@@ -33,6 +33,7 @@ typedef struct {
 /* A request: the wrapped plugin's, or a flush of our own. */
 typedef struct {
   void* inner;  /* NULL: a flush, done at its first test */
+  int isRecv;
   int n;
   void* dst[CUDACOPY_MAX_RECVS];  /* receive into GPU memory: where the bytes go */
   cudacopy_mr_t* mr[CUDACOPY_MAX_RECVS];

@@ -113,7 +113,7 @@ static ncclResult_t cudacopy_inner_ptr(cudacopy_mr_t* mr, void* data, size_t siz
   return ncclSuccess;
 }
 
-static ncclResult_t cudacopy_wrap_req(void* inner, int n, void** request, cudacopy_req_t** out) {
+static ncclResult_t cudacopy_wrap_req(void* inner, int isRecv, int n, void** request, cudacopy_req_t** out) {
   *request = NULL;
   if (out) *out = NULL;
   if (!inner) return ncclSuccess; /* the wrapped plugin could not post it yet */
@@ -123,6 +123,7 @@ static ncclResult_t cudacopy_wrap_req(void* inner, int n, void** request, cudaco
     return ncclSystemError;
   }
   r->inner = inner;
+  r->isRecv = isRecv;
   r->n = n;
   *request = r;
   if (out) *out = r;
@@ -143,7 +144,7 @@ static ncclResult_t cudacopy_isend(void* sendComm, void* data, size_t size, int 
     if (src != data) CUDACOPY_COUNT(sendCuda);
     else CUDACOPY_COUNT(sendHost);
   }
-  return cudacopy_wrap_req(req, 1, request, NULL);
+  return cudacopy_wrap_req(req, 0, 1, request, NULL);
 }
 
 static ncclResult_t cudacopy_irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
@@ -163,7 +164,7 @@ static ncclResult_t cudacopy_irecv(void* recvComm, int n, void** data, size_t* s
   void* req = NULL;
   CUDACOPY_CALL(cudacopy_inner->irecv(recvComm, n, dst, sizes, tags, innerMh, phandles, &req));
   cudacopy_req_t* r = NULL;
-  CUDACOPY_CALL(cudacopy_wrap_req(req, n, request, &r));
+  CUDACOPY_CALL(cudacopy_wrap_req(req, 1, n, request, &r));
   if (!r) return ncclSuccess;
   for (int i = 0; i < n; i++) {
     cudacopy_mr_t* mr = mhandles ? mhandles[i] : NULL;
@@ -215,7 +216,7 @@ static ncclResult_t cudacopy_test(void* request, int* done, int* sizes) {
       return res;
     }
   }
-  for (int i = 0; i < r->n; i++) {
+  for (int i = 0; i < r->n && r->isRecv; i++) {
     if (r->dst[i]) CUDACOPY_COUNT(recvCuda);
     else CUDACOPY_COUNT(recvHost);
   }
