@@ -212,6 +212,12 @@ typedef struct mkcclTransportServices_v1 {
   /* The proxy must call irecvConsumed for receives of this handle. */
   int (*netDeviceNeedsProxyProgress)(void* ctx, const ncclNetDeviceHandle_v12_t* handle);
   ncclResult_t (*netDeviceHandleFree)(void* ctx, ncclNetDeviceHandle_v12_t* handle);
+  /* ---- GPUDirect RDMA (appended; check `size` before use) ---- */
+  /* NCCL_NET_GDR_LEVEL as a path type (0 LOC .. 9 SYS), -1 when unset. */
+  int netGdrLevel;
+  /* NCCL_NET_GDR_READ: 1 sends read GPU memory too, 0 they do not, -1 unset
+   * (the transport decides). */
+  int netGdrRead;
 } mkcclTransportServices_v1;
 
 typedef struct {

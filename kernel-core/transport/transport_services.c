@@ -62,6 +62,13 @@ ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServic
   s->p2pRead = (int)param_NCCL_P2P_READ_ENABLE();
   const char* level = param_NCCL_P2P_LEVEL();
   if (level && *level && topo_p2p_level_parse(level, &s->p2pLevel) != 0) s->p2pLevel = -1;
+  s->netGdrLevel = -1;
+  s->netGdrRead = (int)param_NCCL_NET_GDR_READ();
+  const char* gdrLevel = param_NCCL_NET_GDR_LEVEL();
+  if (gdrLevel && *gdrLevel && topo_p2p_level_parse(gdrLevel, &s->netGdrLevel) != 0) {
+    MK_WARN("Invalid NCCL_NET_GDR_LEVEL '%s' (LOC, PIX, PXB, PHB, SYS ... or 0-5): ignored", gdrLevel);
+    s->netGdrLevel = -1;
+  }
   s->netDeviceHandleAlloc = netdev_service_handle_alloc;
   s->netDeviceNeedsProxyProgress = netdev_service_needs_proxy_progress;
   s->netDeviceHandleFree = netdev_service_handle_free;

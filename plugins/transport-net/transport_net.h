@@ -1,8 +1,10 @@
 /* transport-net: connections between ranks through the net plugin the core
  * chose, driven by the proxy thread (DESIGN.md, "Transports").
  *
- * Each side keeps a staging buffer of MKCCL_STEPS steps in host memory plus
- * the control words shared with the executor. Send: the executor fills a
+ * Each side keeps a buffer of MKCCL_STEPS steps plus the control words
+ * shared with the executor: the control words in host memory, the steps in
+ * host memory too, or in GPU memory the plugin reaches (GPUDirect RDMA,
+ * transport_net_gdr.c). Send: the executor fills a
  * slot and publishes size and tail; the proxy isends it and, once the send
  * completes, frees the slot with head. Recv: the proxy posts irecvs into
  * free slots, publishes tail as they complete (after an iflush when the data
@@ -58,6 +60,7 @@ typedef struct {
   int channelId, isSend;
   int stepSize;
   char* buff;            /* MKCCL_SHARED_STEPS * stepSize */
+  int onDevice;          /* buff is GPU memory (GPUDirect RDMA) */
   uint32_t freeMask;     /* bit i: slot i free */
   uint64_t tickets;      /* subs that took a ticket (at op start) */
   uint64_t serving;      /* the ticket whose sub may take slots now */
@@ -75,12 +78,17 @@ typedef struct {
   int forceFlush;      /* MKCCL_NET_FORCE_FLUSH: flush host receives too (tests) */
   int offload;         /* the net reports a device type other than HOST: no shared comms, no grouping */
   int sharedBuffers;   /* NCCL_NET_SHARED_BUFFERS: p2p steps from per-channel pools (OFFSET mode) */
+  int gdrLevel, gdrRead; /* NCCL_NET_GDR_LEVEL (path type), NCCL_NET_GDR_READ; -1 unset */
+  int gdrSaid;         /* bit per direction (1 recv, 2 send): its GPUDirect choice was said at INFO */
+  int gdrFallbackSaid; /* a refused GPU registration was said at INFO */
   transport_net_shared_t shared[NET_SHARED_MAX];
   transport_net_pool_t* pools[NET_POOL_MAX];
   /* What this communicator holds, for the core's stats (read from another thread). */
   uint64_t stagingBytes;
   int nPools, nConns;
   uint64_t offsetSteps;  /* steps granted a pool slot (OFFSET mode) */
+  int gdrConns, hostConns; /* connected: step buffers (or pool) in GPU / host memory */
+  int gdrFallbacks;      /* GPU step buffers moved to host memory: the plugin refused them */
 } transport_net_ctx_t;
 
 typedef struct {
@@ -98,6 +106,8 @@ typedef struct {
   int tag;               /* the channel: tells shared connections apart */
   int stepSize;
   char* buff;            /* MKCCL_STEPS * stepSize; NULL with a pool */
+  int onDevice;          /* buff is GPU memory (GPUDirect RDMA); a pool says its own */
+  int forceFlushProp;    /* the net device's forceFlush property */
   transport_net_pool_t* pool; /* p2p in OFFSET mode: steps live in the pool */
   int poolSlot[MKCCL_STEPS];  /* pool slot of the step in FIFO entry i, -1: none */
   uint64_t reclaimed;    /* recv with a pool: steps below this gave their slot back */
@@ -135,9 +145,20 @@ transport_net_shared_t* transport_net_shared_find(transport_net_ctx_t* ctx, int 
 transport_net_shared_t* transport_net_shared_add(transport_net_ctx_t* ctx, int peer, int isSend, int netDev);
 void transport_net_shared_release(transport_net_ctx_t* ctx, transport_net_shared_t* s);
 
+/* Step buffer memory (transport_net_buff.c): GPU memory when onDevice. */
+ncclResult_t transport_net_buff_alloc(transport_net_ctx_t* ctx, size_t bytes, int onDevice, char** buff);
+void transport_net_buff_free(transport_net_ctx_t* ctx, char* buff, int onDevice);
+/* regMr with NCCL_PTR_CUDA for GPU memory, NCCL_PTR_HOST otherwise. When
+ * the plugin refuses GPU memory and the buffer is `movable` (nobody holds
+ * it yet), it is moved to host memory (*buff, *onDevice change) and
+ * registered there; the first such move of a communicator is said at INFO. */
+ncclResult_t transport_net_buff_register(transport_net_ctx_t* ctx, void* netComm, char** buff, size_t bytes,
+                                         int* onDevice, int movable, void** mhandle);
+
 /* Pools (transport_net_pool.c). */
+/* onDevice: a new pool goes in GPU memory (one that exists keeps its own). */
 ncclResult_t transport_net_pool_attach(transport_net_ctx_t* ctx, int channelId, int isSend, int stepSize,
-                                       transport_net_pool_t** out);
+                                       int onDevice, transport_net_pool_t** out);
 void transport_net_pool_detach(transport_net_ctx_t* ctx, transport_net_pool_t* pool);
 ncclResult_t transport_net_pool_register(transport_net_ctx_t* ctx, transport_net_pool_t* pool, void* netComm,
                                          void** mhandle);

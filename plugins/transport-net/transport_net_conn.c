@@ -9,6 +9,7 @@
 
 #include "transport/mkccl_conn_fifo_v1.h"
 #include "transport_net.h"
+#include "transport_net_gdr.h"
 #include "transport_net_params.h"
 
 #define NET_LOG(ctx, level, ...) (ctx)->services->log(level, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__)
@@ -22,6 +23,10 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
   ctx->forceFlush = (int)transport_net_param_MKCCL_NET_FORCE_FLUSH(services);
   ctx->sharedBuffers = transport_net_param_NCCL_NET_SHARED_BUFFERS(services) != 0;
   ctx->maxRecvs = 1;
+  /* Cores that predate the GPUDirect services: parameters unset. */
+  int gdrKnown = services->size >= offsetof(mkcclTransportServices_v1, netGdrRead) + sizeof(services->netGdrRead);
+  ctx->gdrLevel = gdrKnown ? services->netGdrLevel : -1;
+  ctx->gdrRead = gdrKnown ? services->netGdrRead : -1;
   if (ctx->net) {
     ncclNetProperties_v12_t props;
     memset(&props, 0, sizeof(props));
@@ -41,6 +46,12 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
 }
 
 static ncclResult_t net_finalize(void* tctx) {
+  transport_net_ctx_t* ctx = tctx;
+  if (ctx->gdrConns || ctx->gdrFallbacks)
+    NET_LOG(ctx, NCCL_LOG_INFO,
+            "transport-net: rank %d: %d connection(s) had their step buffers in GPU memory (NCCL_PTR_CUDA), %d in host "
+            "memory, %d moved to host memory after the plugin refused GPU memory",
+            ctx->services->rank, ctx->gdrConns, ctx->hostConns, ctx->gdrFallbacks);
   free(tctx);
   return ncclSuccess;
 }
@@ -50,6 +61,29 @@ static ncclResult_t net_can_connect(void* tctx, const mkcclPeer_v1* self, const 
   transport_net_ctx_t* ctx = tctx;
   *ret = ctx->net != NULL;
   return ncclSuccess;
+}
+
+/* Whether this side's step buffers go in GPU memory; the choice is said
+ * once per communicator and direction at INFO. */
+static int net_conn_gdr(transport_net_ctx_t* ctx, const mkcclConnSetup_v1* args, transport_net_conn_t* c) {
+  ncclNetProperties_v12_t props;
+  memset(&props, 0, sizeof(props));
+  if (ctx->net->getProperties(c->netDev, &props) != ncclSuccess) props.ptrSupport = NCCL_PTR_HOST;
+  c->forceFlushProp = props.forceFlush;
+  transport_net_gdr_in_t in = {args->deviceMem, props.ptrSupport, ctx->offload, c->isSend,
+                               ctx->gdrLevel,   ctx->gdrRead,     ctx->services->sm};
+  const char* why = "";
+  int gdr = transport_net_gdr_decide(&in, &why);
+  int bit = c->isSend ? 2 : 1;
+  if (args->deviceMem && !(__atomic_fetch_or(&ctx->gdrSaid, bit, __ATOMIC_RELAXED) & bit)) {
+    if (gdr)
+      NET_LOG(ctx, NCCL_LOG_INFO, "transport-net: rank %d: GPUDirect RDMA for %s: step buffers in GPU memory",
+              ctx->services->rank, c->isSend ? "sends" : "receives");
+    else
+      NET_LOG(ctx, NCCL_LOG_INFO, "transport-net: rank %d: %s staged in host memory: %s", ctx->services->rank,
+              c->isSend ? "sends" : "receives", why);
+  }
+  return gdr;
 }
 
 /* Staging buffer and control words, in memory the executor can see. */
@@ -72,11 +106,13 @@ static ncclResult_t net_conn_alloc(transport_net_ctx_t* ctx, const mkcclConnSetu
   c->wantShared = ctx->sharedComms && args->connIndex == 1;
   c->needFlush = ctx->forceFlush;
   for (int i = 0; i < MKCCL_STEPS; i++) c->poolSlot[i] = -1;
+  int gdr = net_conn_gdr(ctx, args, c);
   ncclResult_t res;
   if (ctx->sharedBuffers && args->connIndex == 1) {
-    res = transport_net_pool_attach(ctx, args->channelId, isSend, c->stepSize, &c->pool);
+    res = transport_net_pool_attach(ctx, args->channelId, isSend, c->stepSize, gdr, &c->pool);
   } else {
-    res = sv->hostAlloc(sv->ctx, (size_t)c->stepSize * MKCCL_STEPS, (void**)&c->buff);
+    c->onDevice = gdr;
+    res = transport_net_buff_alloc(ctx, (size_t)c->stepSize * MKCCL_STEPS, gdr, &c->buff);
     if (res != ncclSuccess)
       NET_LOG(ctx, NCCL_LOG_WARN, "transport-net: allocating %d bytes of staging for rank %d failed (%d)",
               c->stepSize * MKCCL_STEPS, c->peer, res);
@@ -95,7 +131,7 @@ fail_send:
   sv->hostFree(sv->ctx, c->sendMem);
 fail_buff:
   if (c->pool) transport_net_pool_detach(ctx, c->pool);
-  else sv->hostFree(sv->ctx, c->buff);
+  else transport_net_buff_free(ctx, c->buff, c->onDevice);
 fail:
   free(c);
   return res;
@@ -111,7 +147,7 @@ static void net_conn_release(transport_net_conn_t* c) {
     transport_net_pool_detach(ctx, c->pool);
   } else {
     __atomic_sub_fetch(&ctx->stagingBytes, (uint64_t)c->stepSize * MKCCL_STEPS, __ATOMIC_RELAXED);
-    sv->hostFree(sv->ctx, c->buff);
+    transport_net_buff_free(ctx, c->buff, c->onDevice);
   }
   free(c);
 }
@@ -177,26 +213,32 @@ static void net_dev_handle_free(transport_net_conn_t* c) {
   c->devHandle = c->offloadHandle = NULL;
 }
 
+/* Registers the step buffers, then counts where they are; a receive into
+ * GPU memory is flushed when the GPU or the plugin needs it. */
 static ncclResult_t net_register(transport_net_conn_t* c) {
-  if (c->pool) return transport_net_pool_register(c->ctx, c->pool, c->netComm, &c->mhandle);
-  const ncclNet_v12_t* net = c->ctx->net;
-  ncclResult_t res = net->regMr(c->netComm, c->buff, (size_t)c->stepSize * MKCCL_STEPS, NCCL_PTR_HOST, &c->mhandle);
-  if (res != ncclSuccess)
-    NET_LOG(c->ctx, NCCL_LOG_WARN, "transport-net: registering %d bytes with the net plugin failed (%d)",
-            c->stepSize * MKCCL_STEPS, res);
-  return res;
+  transport_net_ctx_t* ctx = c->ctx;
+  ncclResult_t res = c->pool ? transport_net_pool_register(ctx, c->pool, c->netComm, &c->mhandle)
+                             : transport_net_buff_register(ctx, c->netComm, &c->buff, (size_t)c->stepSize * MKCCL_STEPS,
+                                                           &c->onDevice, 1, &c->mhandle);
+  if (res != ncclSuccess) return res;
+  int onDevice = c->pool ? c->pool->onDevice : c->onDevice;
+  __atomic_add_fetch(onDevice ? &ctx->gdrConns : &ctx->hostConns, 1, __ATOMIC_RELAXED);
+  if (onDevice && !c->isSend)
+    c->needFlush |= transport_net_gdr_needs_flush(ctx->services->sm, c->forceFlushProp, ctx->forceFlush);
+  return ncclSuccess;
 }
 
 static void net_fill_info(transport_net_conn_t* c, mkcclConnInfo_v1* info) {
   memset(info, 0, sizeof(*info));
   info->buffs[MKCCL_PROTO_SIMPLE] = c->pool ? c->pool->buff : c->buff;
+  if (c->pool ? c->pool->onDevice : c->onDevice) info->flags |= MKCCL_CONN_DEVICE_MEM;
   info->stepSize[MKCCL_PROTO_SIMPLE] = c->stepSize;
   info->tail = &c->recvMem->tail;
   info->head = &c->sendMem->head;
   info->connFifo = c->recvMem->connFifo;
   /* A comm shared by a peer's p2p connections is driven by all of them; a
    * pool by every p2p connection of its channel. */
-  info->flags = MKCCL_CONN_PROXY | (c->isSend ? MKCCL_CONN_USE_FIFO : 0) |
+  info->flags |= MKCCL_CONN_PROXY | (c->isSend ? MKCCL_CONN_USE_FIFO : 0) |
                 (c->shared || c->pool ? 0 : MKCCL_CONN_PROXY_LANE);
   /* OFFSET mode: recv steps say where they landed; send steps are granted
    * a slot (head counts grants) and the executor writes at its offset. */

@@ -29,7 +29,7 @@ static size_t net_pool_bytes(const transport_net_pool_t* pool) {
 }
 
 ncclResult_t transport_net_pool_attach(transport_net_ctx_t* ctx, int channelId, int isSend, int stepSize,
-                                       transport_net_pool_t** out) {
+                                       int onDevice, transport_net_pool_t** out) {
   int idx = channelId * 2 + (isSend ? 1 : 0);
   if (channelId < 0 || idx >= NET_POOL_MAX) {
     NET_LOG(ctx, NCCL_LOG_WARN, "transport-net: channel %d has no shared buffer pool (at most %d channels)",
@@ -54,8 +54,8 @@ ncclResult_t transport_net_pool_attach(transport_net_ctx_t* ctx, int channelId, 
   pool->isSend = isSend;
   pool->stepSize = stepSize;
   pool->freeMask = NET_POOL_ALL;
-  const mkcclTransportServices_v1* sv = ctx->services;
-  ncclResult_t res = sv->hostAlloc(sv->ctx, net_pool_bytes(pool), (void**)&pool->buff);
+  pool->onDevice = onDevice;
+  ncclResult_t res = transport_net_buff_alloc(ctx, net_pool_bytes(pool), onDevice, &pool->buff);
   if (res != ncclSuccess) {
     NET_LOG(ctx, NCCL_LOG_WARN, "transport-net: allocating a %zu-byte pool for channel %d failed (%d)",
             net_pool_bytes(pool), channelId, res);
@@ -72,11 +72,10 @@ ncclResult_t transport_net_pool_attach(transport_net_ctx_t* ctx, int channelId, 
 
 void transport_net_pool_detach(transport_net_ctx_t* ctx, transport_net_pool_t* pool) {
   if (--pool->refs > 0) return;
-  const mkcclTransportServices_v1* sv = ctx->services;
   ctx->pools[pool->channelId * 2 + (pool->isSend ? 1 : 0)] = NULL;
   __atomic_sub_fetch(&ctx->stagingBytes, net_pool_bytes(pool), __ATOMIC_RELAXED);
   __atomic_sub_fetch(&ctx->nPools, 1, __ATOMIC_RELAXED);
-  sv->hostFree(sv->ctx, pool->buff);
+  transport_net_buff_free(ctx, pool->buff, pool->onDevice);
   free(pool);
 }
 
@@ -93,8 +92,11 @@ ncclResult_t transport_net_pool_register(transport_net_ctx_t* ctx, transport_net
             pool->channelId, NET_POOL_MAX_REGS);
     return ncclInternalError;
   }
+  /* Movable only before any comm registered it: until then no connection
+   * handed the pool's address to its executor. */
   void* mh = NULL;
-  ncclResult_t res = ctx->net->regMr(netComm, pool->buff, net_pool_bytes(pool), NCCL_PTR_HOST, &mh);
+  ncclResult_t res = transport_net_buff_register(ctx, netComm, &pool->buff, net_pool_bytes(pool), &pool->onDevice,
+                                                 pool->nregs == 0, &mh);
   if (res != ncclSuccess) {
     NET_LOG(ctx, NCCL_LOG_WARN, "transport-net: registering channel %d's %zu-byte pool with the net plugin failed (%d)",
             pool->channelId, net_pool_bytes(pool), res);

@@ -12,7 +12,8 @@
 #   A  mkccl correctness: test_gpu_coll, 1 rank, 2 ranks in one process and
 #      2 processes, over P2P, SHM and NET (watchdog on, hard time limits);
 #      faults: a stuck peer, a killed peer, abort from a thread, leaks;
-#      the communicator and memory API (test_gpu_api)
+#      the communicator and memory API (test_gpu_api); GPUDirect RDMA over
+#      NET through the test-only net-cudacopy plugin (ONE_GPU_CASES=gdr)
 #      (test_gpu_fault; ONE_GPU_ONLY=A ONE_GPU_CASES='gpu_(kill|abort|leak)'
 #      runs only those)
 #   B  NCCL 2.28.9 hosting our plugins: net-socket, tuner-rules, profiler
@@ -59,6 +60,27 @@ t gpu_thread2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu
 t gpu_proc2_p2p 60 $G -- $C/bin/test_gpu_coll proc 2 quick
 t gpu_proc2_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
 t gpu_proc2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll proc 2 quick
+# GPUDirect RDMA over NET: net-cudacopy (test-only) takes CUDA pointers and
+# copies them through the driver, so transport-net keeps its step buffers in
+# GPU memory, registers them NCCL_PTR_CUDA (none as host memory) and flushes
+# each receive (the plugin says forceFlush). The kit's gpu-memory check on
+# the same plugin first; then the collective matrix (Send/Recv included) in
+# 2 processes and 2 threads, and Send/Recv and AllReduce up to 64 MB.
+GDR="NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET_PLUGIN=$P/libmkccl-net-cudacopy.so NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
+t gpu_gdr_netcheck 90 LD_LIBRARY_PATH=$MK_LD -- $C/bin/mkccl-netcheck $P/libmkccl-net-cudacopy.so --only gpu-memory
+need gpu_gdr_netcheck "PASS *gpu-memory/data-cuda"
+need gpu_gdr_netcheck "PASS *gpu-memory/iflush-cuda"
+for m in proc thread; do
+  t gpu_${m}2_gdr 90 $G $GDR -- $C/bin/test_gpu_coll $m 2 quick
+  need gpu_${m}2_gdr "GPUDirect RDMA for receives: step buffers in GPU memory"
+  need gpu_${m}2_gdr "GPUDirect RDMA for sends: step buffers in GPU memory"
+  need gpu_${m}2_gdr "connection(s) had their step buffers in GPU memory (NCCL_PTR_CUDA), 0 in host memory, 0 moved"
+  need gpu_${m}2_gdr "net-cudacopy: regMr CUDA [1-9][0-9]* HOST 0; isend from GPU [1-9][0-9]*, host 0; receives into GPU [1-9][0-9]*, host 0; iflush [1-9]"
+done
+for coll in sendrecv all_reduce; do
+  t gpu_gdr_perf_$coll 90 $G $GDR -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu $coll -b 8 -e 64M -f 8 -n 5 -w 1 -c 1
+  need gpu_gdr_perf_$coll "regMr CUDA [1-9][0-9]* HOST 0;"
+done
 # A peer that never calls the collective: ncclRemoteError within MKCCL_TIMEOUT.
 t gpu_stuck_p2p 60 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_coll stuck 2
 t gpu_stuck_shm 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll stuck 2

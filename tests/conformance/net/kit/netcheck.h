@@ -155,5 +155,7 @@ int netcheck_killed_send_a(netcheck_role_t* r);
 int netcheck_killed_send_b(netcheck_role_t* r);
 int netcheck_badargs_a(netcheck_role_t* r);
 int netcheck_badargs_b(netcheck_role_t* r);
+int netcheck_gpu_a(netcheck_role_t* r);
+int netcheck_gpu_b(netcheck_role_t* r);
 
 #endif
