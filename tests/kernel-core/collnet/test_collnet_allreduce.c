@@ -14,6 +14,9 @@
  *     collnet: it runs on the ring, right.
  *   test_collnet_allreduce N off
  *     (NCCL_COLLNET_ENABLE unset) no collnet, no CollNet call, results right.
+ *   test_collnet_allreduce N fail
+ *     (NCCL_COLLNET_ENABLE=1, but the last rank's collnet-soft refuses to
+ *     connect) no rank offers CollNet; the AllReduces run elsewhere, right.
  *   test_collnet_allreduce N model
  *     with a collnet the cost model picks CollNetDirect for AllReduces
  *     across nodes, not on one node, and never without a collnet. */
@@ -32,7 +35,7 @@
 #include "nccl.h"
 #include "ranks_id.h"
 
-static int mode_on;
+static int mode_on, mode_fail;
 
 /* Input of `rank` at element i: small, so that sums and products stay
  * exact in every type; distinct by rank (and, but for prod, by element). */
@@ -154,12 +157,15 @@ static int one_case(ncclComm_t comm, int rank, int n, const type_case_t* tc, ncc
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
+  /* One rank's collnet cannot connect (a chunk collnet-soft refuses): no rank may offer CollNet. */
+  if (mode_fail && rank == n - 1) setenv("MKCCL_COLLNET_SOFT_CHUNK", "1", 1);
   ncclComm_t comm = ranks_comm_init(rank, n);
   struct ncclComm* c = comm;
   if (mode_on) {
     CHECK_MSG(c->dp.collnet != NULL, "rank %d: no collnet with NCCL_COLLNET_ENABLE=1", rank);
   } else {
-    CHECK_MSG(c->dp.collnet == NULL, "rank %d: a collnet without NCCL_COLLNET_ENABLE", rank);
+    CHECK_MSG(c->dp.collnet == NULL, "rank %d: a collnet %s", rank,
+              mode_fail ? "though one rank could not connect" : "without NCCL_COLLNET_ENABLE");
   }
   size_t step = (size_t)(c->dp.ch.buffSize / MKCCL_STEPS);
   static const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg};
@@ -217,13 +223,14 @@ static int test_model(void) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s N on|off|model\n", argv[0]);
+    fprintf(stderr, "usage: %s N on|off|fail|model\n", argv[0]);
     return 2;
   }
   int n = atoi(argv[1]);
   if (strcmp(argv[2], "model") == 0) return test_model();
   mode_on = strcmp(argv[2], "on") == 0;
+  mode_fail = strcmp(argv[2], "fail") == 0;
   CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 240), 0);
-  printf("test_collnet_allreduce: %d ranks, collnet %s: ok\n", n, mode_on ? "on" : "off");
+  printf("test_collnet_allreduce: %d ranks, collnet %s: ok\n", n, argv[2]);
   return 0;
 }
