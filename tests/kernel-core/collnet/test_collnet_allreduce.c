@@ -14,6 +14,9 @@
  *     collnet: it runs on the ring, right.
  *   test_collnet_allreduce N off
  *     (NCCL_COLLNET_ENABLE unset) no collnet, no CollNet call, results right.
+ *   test_collnet_allreduce N excluded
+ *     (NCCL_COLLNET_ENABLE=1, NCCL_ALGO=allreduce:^collnetdirect) a collnet
+ *     is set up, but no call runs through it.
  *   test_collnet_allreduce N fail
  *     (NCCL_COLLNET_ENABLE=1, but the last rank's collnet-soft refuses to
  *     connect) no rank offers CollNet; the AllReduces run elsewhere, right.
@@ -35,7 +38,7 @@
 #include "nccl.h"
 #include "ranks_id.h"
 
-static int mode_on, mode_fail;
+static int mode_on, mode_fail, mode_excluded;
 
 /* Input of `rank` at element i: small, so that sums and products stay
  * exact in every type; distinct by rank (and, but for prod, by element). */
@@ -161,7 +164,7 @@ static int rank_main(int rank, int n, void* arg) {
   if (mode_fail && rank == n - 1) setenv("MKCCL_COLLNET_SOFT_CHUNK", "1", 1);
   ncclComm_t comm = ranks_comm_init(rank, n);
   struct ncclComm* c = comm;
-  if (mode_on) {
+  if (mode_on || mode_excluded) {
     CHECK_MSG(c->dp.collnet != NULL, "rank %d: no collnet with NCCL_COLLNET_ENABLE=1", rank);
   } else {
     CHECK_MSG(c->dp.collnet == NULL, "rank %d: a collnet %s", rank,
@@ -223,13 +226,14 @@ static int test_model(void) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s N on|off|fail|model\n", argv[0]);
+    fprintf(stderr, "usage: %s N on|off|excluded|fail|model\n", argv[0]);
     return 2;
   }
   int n = atoi(argv[1]);
   if (strcmp(argv[2], "model") == 0) return test_model();
   mode_on = strcmp(argv[2], "on") == 0;
   mode_fail = strcmp(argv[2], "fail") == 0;
+  mode_excluded = strcmp(argv[2], "excluded") == 0;
   CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 240), 0);
   printf("test_collnet_allreduce: %d ranks, collnet %s: ok\n", n, argv[2]);
   return 0;
