@@ -17,6 +17,9 @@
  *   test_collnet_allreduce N excluded
  *     (NCCL_COLLNET_ENABLE=1, NCCL_ALGO=allreduce:^collnetdirect) a collnet
  *     is set up, but no call runs through it.
+ *   test_collnet_allreduce N nodes
+ *     (NCCL_COLLNET_ENABLE=1, no NCCL_ALGO, each rank a host of its own by
+ *     NCCL_HOSTID) the cost model runs large AllReduces as CollNetDirect.
  *   test_collnet_allreduce N fail
  *     (NCCL_COLLNET_ENABLE=1, but the last rank's collnet-soft refuses to
  *     connect) no rank offers CollNet; the AllReduces run elsewhere, right.
@@ -38,7 +41,7 @@
 #include "nccl.h"
 #include "ranks_id.h"
 
-static int mode_on, mode_fail, mode_excluded;
+static int mode_on, mode_fail, mode_excluded, mode_nodes;
 
 /* Input of `rank` at element i: small, so that sums and products stay
  * exact in every type; distinct by rank (and, but for prod, by element). */
@@ -160,6 +163,12 @@ static int one_case(ncclComm_t comm, int rank, int n, const type_case_t* tc, ncc
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
+  /* A host of its own per rank: the model sees several nodes. */
+  if (mode_nodes) {
+    char host[32];
+    snprintf(host, sizeof(host), "collnet-test-host-%d", rank);
+    setenv("NCCL_HOSTID", host, 1);
+  }
   /* One rank's collnet cannot connect (a chunk collnet-soft refuses): no rank may offer CollNet. */
   if (mode_fail && rank == n - 1) setenv("MKCCL_COLLNET_SOFT_CHUNK", "1", 1);
   ncclComm_t comm = ranks_comm_init(rank, n);
@@ -171,6 +180,19 @@ static int rank_main(int rank, int n, void* arg) {
               mode_fail ? "though one rank could not connect" : "without NCCL_COLLNET_ENABLE");
   }
   size_t step = (size_t)(c->dp.ch.buffSize / MKCCL_STEPS);
+  if (mode_nodes) {
+    /* No NCCL_ALGO: the model's choice for large AllReduces across nodes. */
+    CHECK_EQ_INT(c->nNodes, n);
+    for (int t = 0; t < NTYPES; t++) {
+      if (types[t].type != ncclFloat && types[t].type != ncclInt32) continue;
+      for (int inPlace = 0; inPlace < 2; inPlace++) {
+        if (one_case(comm, rank, n, &types[t], ncclSum, 0, 19 * step / types[t].size + 7, inPlace)) return 1;
+        if (one_case(comm, rank, n, &types[t], ncclMax, 0, 19 * step / types[t].size + 7, inPlace)) return 1;
+      }
+    }
+    CHECK_NCCL(ncclCommDestroy(comm));
+    return 0;
+  }
   static const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg};
   for (int t = 0; t < NTYPES; t++) {
     const type_case_t* tc = &types[t];
@@ -226,7 +248,7 @@ static int test_model(void) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s N on|off|excluded|fail|model\n", argv[0]);
+    fprintf(stderr, "usage: %s N on|off|excluded|nodes|fail|model\n", argv[0]);
     return 2;
   }
   int n = atoi(argv[1]);
@@ -234,6 +256,8 @@ int main(int argc, char** argv) {
   mode_on = strcmp(argv[2], "on") == 0;
   mode_fail = strcmp(argv[2], "fail") == 0;
   mode_excluded = strcmp(argv[2], "excluded") == 0;
+  mode_nodes = strcmp(argv[2], "nodes") == 0;
+  mode_on |= mode_nodes;
   CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 240), 0);
   printf("test_collnet_allreduce: %d ranks, collnet %s: ok\n", n, argv[2]);
   return 0;
