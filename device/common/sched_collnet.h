@@ -11,7 +11,8 @@
 #include "device/common/steps.h"
 
 /* Channel `bid` of `nChannels`: elements [*off, *off + *len) of `count`, in
- * *nChunks chunks of chunkElems (the last one shorter); none may be empty. */
+ * *nChunks chunks of chunkElems (the last one may be shorter, none is
+ * empty); a channel past the end of the input has no chunks. */
 MK_HD void sched_collnet_part(int64_t count, int nChannels, int bid, int64_t chunkElems, int64_t align,
                               int64_t* off, int64_t* len, int64_t* nChunks) {
   int64_t per = MK_ROUND_UP(MK_DIV_UP(count, (int64_t)(nChannels > 0 ? nChannels : 1)), align);
