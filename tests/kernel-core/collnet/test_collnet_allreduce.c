@@ -20,6 +20,9 @@
  *   test_collnet_allreduce N nodes
  *     (NCCL_COLLNET_ENABLE=1, no NCCL_ALGO, each rank a host of its own by
  *     NCCL_HOSTID) the cost model runs large AllReduces as CollNetDirect.
+ *   test_collnet_allreduce N mismatch
+ *     (CollNet forced) the last rank's count differs: collnet-soft's test
+ *     fails, and ncclAllReduce returns an error on every rank.
  *   test_collnet_allreduce N fail
  *     (NCCL_COLLNET_ENABLE=1, but the last rank's collnet-soft refuses to
  *     connect) no rank offers CollNet; the AllReduces run elsewhere, right.
@@ -41,7 +44,7 @@
 #include "nccl.h"
 #include "ranks_id.h"
 
-static int mode_on, mode_fail, mode_excluded, mode_nodes;
+static int mode_on, mode_fail, mode_excluded, mode_nodes, mode_mismatch;
 
 /* Input of `rank` at element i: small, so that sums and products stay
  * exact in every type; distinct by rank (and, but for prod, by element). */
@@ -173,13 +176,26 @@ static int rank_main(int rank, int n, void* arg) {
   if (mode_fail && rank == n - 1) setenv("MKCCL_COLLNET_SOFT_CHUNK", "1", 1);
   ncclComm_t comm = ranks_comm_init(rank, n);
   struct ncclComm* c = comm;
-  if (mode_on || mode_excluded) {
+  if (mode_on || mode_excluded || mode_mismatch) {
     CHECK_MSG(c->dp.collnet != NULL, "rank %d: no collnet with NCCL_COLLNET_ENABLE=1", rank);
   } else {
     CHECK_MSG(c->dp.collnet == NULL, "rank %d: a collnet %s", rank,
               mode_fail ? "though one rank could not connect" : "without NCCL_COLLNET_ENABLE");
   }
   size_t step = (size_t)(c->dp.ch.buffSize / MKCCL_STEPS);
+  if (mode_mismatch) {
+    /* The last rank asks for more elements: the collnet's test fails, and
+     * so does the call, on every rank, instead of waiting for ever. */
+    size_t count = rank == n - 1 ? 1017 : 1001;
+    float* buf = calloc(count, sizeof(float));
+    CHECK(buf);
+    ncclResult_t res = ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, NULL);
+    CHECK_MSG(res != ncclSuccess, "rank %d: an AllReduce the collnet refused succeeded", rank);
+    CHECK_STR_CONTAINS(ncclGetLastError(comm), "collective failed");
+    free(buf);
+    CHECK_NCCL(ncclCommAbort(comm));
+    return 0;
+  }
   if (mode_nodes) {
     /* No NCCL_ALGO: the model's choice for large AllReduces across nodes. */
     CHECK_EQ_INT(c->nNodes, n);
@@ -248,7 +264,7 @@ static int test_model(void) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s N on|off|excluded|nodes|fail|model\n", argv[0]);
+    fprintf(stderr, "usage: %s N on|off|excluded|nodes|mismatch|fail|model\n", argv[0]);
     return 2;
   }
   int n = atoi(argv[1]);
@@ -257,6 +273,7 @@ int main(int argc, char** argv) {
   mode_fail = strcmp(argv[2], "fail") == 0;
   mode_excluded = strcmp(argv[2], "excluded") == 0;
   mode_nodes = strcmp(argv[2], "nodes") == 0;
+  mode_mismatch = strcmp(argv[2], "mismatch") == 0;
   mode_on |= mode_nodes;
   CHECK_EQ_INT(ranks_run(n, rank_main, NULL, 240), 0);
   printf("test_collnet_allreduce: %d ranks, collnet %s: ok\n", n, argv[2]);
