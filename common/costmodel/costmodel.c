@@ -137,4 +137,9 @@ void costmodel_table(const costmodel_topo_t* topo, const ncclTunerConstants_v5_t
       table[a][p] = (float)us;
     }
   }
+  if (topo->collnet && func == ncclFuncAllReduce && N >= 2 && topo->interBw > 0) {
+    const int a = NCCL_ALGO_COLLNET_DIRECT, p = NCCL_PROTO_SIMPLE;
+    double lat = c->baseLatencies[a][p] + 2.0 * c->hwLatencies[NCCL_HW_NET][NCCL_ALGO_RING][p];
+    table[a][p] = (float)(lat + (double)bytes / (topo->interBw * 1e3));
+  }
 }

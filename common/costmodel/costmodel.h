@@ -24,8 +24,11 @@
  * channels (nChannels/nChannelsMax of it), derated per protocol (LL 1/2 and
  * capped at llMaxBws, LL128 120/128) and for trees (0.92).
  *
- * Algorithms other than ring and tree, and LL128 without a GPU, are
- * disabled (-1). Shared by the core (kernel-core/tune) and the tuner
+ * CollNetDirect (AllReduce on a communicator with a collnet, Simple only):
+ * each byte goes once to the network and its result once back, both ways at
+ * once, so factor 1 at the network's bandwidth (interBw), and two network
+ * hops of latency (up to the switch that reduces, back down) whatever N.
+ * Other algorithms, and LL128 without a GPU, are disabled (-1). Shared by the core (kernel-core/tune) and the tuner
  * plugins (plugins/tuner, plugins/tuner-rules), so it includes ABI headers
  * only. Names of algorithms, protocols and functions: costmodel_names.h. */
 #ifndef MKCCL_COSTMODEL_COSTMODEL_H
@@ -45,6 +48,7 @@ typedef struct {
   double intraLatUs;  /* measured per-hop latency (Simple) inside a node, 0: the constants' */
   double interLatUs;  /* same across the network, 0: the constants' */
   int gpu;            /* 1: GPU executors (LL128 exists) */
+  int collnet;        /* 1: a collnet reduces AllReduce in the network (CollNetDirect exists) */
 } costmodel_topo_t;
 
 /* A summary good enough for a host-memory communicator of nRanks on nNodes

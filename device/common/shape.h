@@ -1,6 +1,7 @@
 /* Chunk and slice shapes per collective and algorithm (in steps), as NCCL
  * uses them for the Simple protocol: rings pipeline 4-step chunks in 2-step
- * slices; trees, chains (broadcast, reduce), flat and p2p go step by step. */
+ * slices; trees, chains (broadcast, reduce), flat, CollNet and p2p go step
+ * by step. */
 #ifndef MKCCL_DEVICE_SHAPE_H
 #define MKCCL_DEVICE_SHAPE_H
 
@@ -8,7 +9,8 @@
 #include "device/common/steps.h"
 
 MK_HD void mk_coll_shape(int coll, int algo, int* chunkSteps, int* sliceSteps) {
-  if (algo == MK_ALGO_TREE || algo == MK_ALGO_FLAT) coll = MK_COLL_BROADCAST; /* step by step */
+  if (algo == MK_ALGO_TREE || algo == MK_ALGO_FLAT || algo == MK_ALGO_COLLNET_DIRECT)
+    coll = MK_COLL_BROADCAST; /* step by step */
   switch (coll) {
     case MK_COLL_ALLREDUCE:
     case MK_COLL_ALLGATHER:

@@ -21,8 +21,10 @@ enum {
  * sends its input to every other and reduces all of them in rank order),
  * chosen by the planner below MKCCL_FLAT_MAX_BYTES, never by a tuner; SYMM,
  * GPU collectives on symmetric windows that load and store the LSA peers'
- * copies directly (plan/plan_symm.c), also the planner's alone. */
-enum { MK_ALGO_TREE = 0, MK_ALGO_RING = 1, MK_ALGO_FLAT = 7, MK_ALGO_SYMM = 8, MK_ALGO_COUNT = 9 };
+ * copies directly (plan/plan_symm.c), also the planner's alone.
+ * COLLNET_DIRECT: AllReduce reduced by a collnet plugin (kernel-core/collnet),
+ * host executor only: every rank is a participant of its own. */
+enum { MK_ALGO_TREE = 0, MK_ALGO_RING = 1, MK_ALGO_COLLNET_DIRECT = 2, MK_ALGO_FLAT = 7, MK_ALGO_SYMM = 8, MK_ALGO_COUNT = 9 };
 /* FLAT's largest communicator: a rank reads from all the others at once. */
 #define MK_FLAT_MAX_RANKS 8
 enum { MK_PROTO_LL = 0, MK_PROTO_LL128 = 1, MK_PROTO_SIMPLE = 2, MK_PROTO_COUNT = 3 };

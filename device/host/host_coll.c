@@ -261,5 +261,10 @@ ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRan
   if (w->coll >= MK_COLL_SENDRECV) return MK_FAIL(ncclInternalError, "host executor: unknown collective %d", w->coll);
   if (w->algo == MK_ALGO_TREE) return host_coll_tree(ch, w, &p, nRanks);
   if (w->algo == MK_ALGO_FLAT) return host_coll_flat(ch, w, &p, rank, nRanks);
+  if (w->algo == MK_ALGO_COLLNET_DIRECT) {
+    if (w->coll != MK_COLL_ALLREDUCE)
+      return MK_FAIL(ncclInternalError, "host executor: CollNet runs AllReduce only, not collective %d", w->coll);
+    return host_collnet_run(ch, w, &p);
+  }
   return host_coll_ring(ch, w, &p, nRanks);
 }

@@ -44,6 +44,11 @@ void host_exec_destroy(host_exec_t* ex);
 ncclResult_t host_coll_run(channel_t* ch, const mk_work_t* w, int rank, int nRanks, volatile uint32_t* abortFlag,
                            host_store_t* store);
 
+/* A CollNet AllReduce item on channel ch (host_collnet.c), on prims
+ * `base` set up for the item (op, type, shape). */
+struct host_prims;
+ncclResult_t host_collnet_run(channel_t* ch, const mk_work_t* w, struct host_prims* base);
+
 /* Whether w is an AllReduce FLAT moves in one step (host_prims_flat). */
 int host_coll_flat_one_step(const mk_work_t* w);
 /* Such an item on channel ch through `bound`, prims that stay bound to the

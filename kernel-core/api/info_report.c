@@ -80,7 +80,7 @@ static ncclResult_t info_plugins(FILE* out) {
       fprintf(out, "    note: collnet is off (NCCL_COLLNET_ENABLE=%lld): candidates are listed, none is loaded\n",
               (long long)param_NCCL_COLLNET_ENABLE());
     if (k == PLUGIN_KIND_COLLNET && taken)
-      fprintf(out, "    note: loaded, but no communicator uses it: mkccl has no collnet transport yet\n");
+      fprintf(out, "    note: loaded: host communicators may run AllReduce through it (CollNetDirect)\n");
     for (int i = 0; i < n; i++) {
       const plugin_candidate_t* c = &cands[i];
       fprintf(out, "    %d. %s [%s]: %s", i + 1, c->request, c->origin, plugin_outcome_text(c->outcome));

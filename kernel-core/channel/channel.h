@@ -63,6 +63,10 @@ typedef struct {
   int id;
   channel_ring_t ring; /* its trees follow from it: channel_tree_for */
   channel_peer_t* peers; /* [nRanks] */
+  /* CollNet (kernel-core/collnet): steps to the collnet plugin and its
+   * results back, both progressed by the proxy; unconnected when the
+   * communicator has no collnet. */
+  connector_t collnetSend, collnetRecv;
 } channel_t;
 
 #endif

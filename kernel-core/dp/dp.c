@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/param.h"
 #include "channel/channel_setup.h"
+#include "collnet/collnet.h"
 #include "comm/comm.h"
 #include "exec/exec.h"
 #include "netdev/netdev.h"
@@ -256,10 +257,13 @@ ncclResult_t dp_init(struct ncclComm* comm) {
    * ncclRemoteError after MKCCL_TIMEOUT. */
   if (comm->cudaDev >= 0 && dp->par.flatMaxBytes > 0 && comm->nRanks > 1)
     MK_CHECK_GOTO(channel_connect_algo(comm, MK_ALGO_FLAT, MK_COLL_ALLREDUCE, -1), res, fail_channels);
-  MK_CHECK_GOTO(dp->exec.ops->create(comm, &dp->exec.state), res, fail_channels);
+  MK_CHECK_GOTO(collnet_comm_open(comm), res, fail_channels);
+  MK_CHECK_GOTO(dp->exec.ops->create(comm, &dp->exec.state), res, fail_collnet);
   MK_INFO(NCCL_INIT, "Rank %d: data path ready, %d channel(s), %d-byte buffers, net %s", comm->rank, dp->ch.nChannels,
           dp->ch.buffSize, dp->net.api ? "present" : "none");
   return ncclSuccess;
+fail_collnet:
+  collnet_comm_close(comm);
 fail_channels:
   channel_free_all(comm);
 fail_proxy:
@@ -288,6 +292,7 @@ void dp_fini(struct ncclComm* comm) {
   if (dp->proxyAttached) proxy_client_detach(&dp->proxy);
   dp->proxyAttached = 0;
   proxy_replay_free_all(&dp->graphOps);
+  collnet_comm_close(comm);
   channel_free_all(comm);
   if (dp->tr.ready) transport_set_fini(&dp->tr.set);
   dp->tr.ready = 0;

@@ -89,6 +89,7 @@ typedef struct dp_state {
   uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
   uint64_t aloneCount;     /* of those, run at once outside any group (plan_alone.c), for tests */
   struct proxy_replay* graphOps; /* proxy ops of captured launches (plan/plan_graph.h) */
+  struct collnet_comm* collnet; /* the collnet the CollNet algorithm reduces through, NULL: none (collnet/collnet.h) */
 } dp_state_t;
 
 /* Channels of a host communicator when MKCCL_HOST_NCHANNELS is 0, for one

@@ -214,6 +214,7 @@ static ncclResult_t plan_coll(struct ncclComm* comm, task_t* t, int numPipeOps, 
   plan_coll_work(comm, t, w);
   plan_profile_coll_start(comm, pp->profGroup, t, w);
   if (algo == MK_ALGO_FLAT) return plan_flat_proxy(comm, w, pp);
+  if (algo == MK_ALGO_COLLNET_DIRECT) return plan_collnet_proxy(comm, w, pp);
   /* A 64-bit division: only where the loops are counted (not FLAT's one step). */
   int64_t nLoops = sched_nloops((int64_t)t->count, chunkElems, w->nChannels, blocks);
   if (algo == MK_ALGO_TREE) return plan_tree_proxy(comm, w, nLoops, chunkSteps, sliceSteps, pp);

@@ -31,6 +31,9 @@ void plan_proxy_post(plan_proxy_t* pp);
 /* Free ops not posted (after an error). */
 void plan_proxy_discard(plan_proxy_t* pp);
 
+/* A CollNet AllReduce item's subs (plan_collnet.c). */
+ncclResult_t plan_collnet_proxy(struct ncclComm* comm, const mk_work_t* w, plan_proxy_t* pp);
+
 /* Point-to-point: connect what the queued sends/recvs need, then plan them
  * as rounds (plan_p2p.c). */
 ncclResult_t plan_p2p_connect(struct ncclComm* comm, task_list_t* tasks);

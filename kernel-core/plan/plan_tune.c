@@ -9,6 +9,7 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "collnet/collnet.h"
 #include "comm/comm.h"
 #include "device/common/sched_flat.h"
 #include "device/common/shape.h"
@@ -19,10 +20,13 @@
 /* What the executors run: both run rings in Simple and trees (AllReduce,
  * Broadcast, Reduce) in Simple; the GPU one also rings in LL where every
  * ring connection of every rank has LL lines (dp.ch.ringLL: their
- * transports offered them). */
-static void plan_tune_supported(const struct ncclComm* comm, int coll,
+ * transports offered them); the host one CollNetDirect in Simple for an
+ * AllReduce of a type and op (< 0: any) the communicator's collnet reduces. */
+static void plan_tune_supported(const struct ncclComm* comm, int coll, int type, int op,
                                 int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]) {
   memset(supported, 0, sizeof(int) * NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS);
+  if (coll == MK_COLL_ALLREDUCE && collnet_comm_reduces(comm, type, op))
+    supported[NCCL_ALGO_COLLNET_DIRECT][NCCL_PROTO_SIMPLE] = 1;
   supported[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 1;
   if (comm->cudaDev >= 0 && comm->dp.ch.ringLL) supported[NCCL_ALGO_RING][NCCL_PROTO_LL] = 1;
   if (coll == MK_COLL_ALLREDUCE || coll == MK_COLL_BROADCAST || coll == MK_COLL_REDUCE)
@@ -54,10 +58,10 @@ static int64_t plan_chunk_max(const struct ncclComm* comm, int coll, int algo, i
 
 /* The tuner is offered the ring's chunk (the planner's default); the answer
  * is then held to what the chosen algorithm's chunk holds. */
-static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, size_t bytes, int numPipeOps,
+static ncclResult_t plan_tune_decide(struct ncclComm* comm, int coll, int type, int op, size_t bytes, int numPipeOps,
                                      tune_choice_t* c) {
   int supported[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  plan_tune_supported(comm, coll, supported);
+  plan_tune_supported(comm, coll, type, op, supported);
   int func = tune_func_of_mk_coll(coll);
   if (func < 0) return MK_FAIL(ncclInternalError, "plan: collective %d has no tuner function", coll);
   tune_request_t req = {func, bytes, comm->dp.ch.nChannels, numPipeOps, 0,
@@ -172,7 +176,7 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const task_t* t, int numPipeO
     return ncclSuccess;
   }
   tune_choice_t c;
-  MK_CHECK(plan_tune_decide(comm, t->coll, bytes, numPipeOps, &c));
+  MK_CHECK(plan_tune_decide(comm, t->coll, (int)t->type, t->op, bytes, numPipeOps, &c));
   out->algo = c.algo;
   out->proto = c.proto;
   out->nChannels = tune_ctx_tuner(comm->tune) ? c.nChannels
@@ -180,6 +184,9 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const task_t* t, int numPipeO
                                                                   : defaultChannels;
   if (out->nChannels < 1) out->nChannels = 1;
   if (out->nChannels > comm->dp.ch.nChannels) out->nChannels = comm->dp.ch.nChannels;
+  /* CollNet's connections exist on its own channels only. */
+  if (c.algo == MK_ALGO_COLLNET_DIRECT && out->nChannels > collnet_comm_channels(comm))
+    out->nChannels = collnet_comm_channels(comm);
   int64_t chunk = plan_chunk_clamp(c.chunkSize, plan_chunk_max(comm, t->coll, c.algo, c.proto), host_type_size(t->type));
   /* A tuner plugin's chunk is its own business. */
   if (c.proto == MK_PROTO_SIMPLE && !tune_ctx_tuner(comm->tune)) chunk = plan_chain_chunk(comm, t, out, chunk);
@@ -190,14 +197,14 @@ ncclResult_t plan_tune_coll(struct ncclComm* comm, const task_t* t, int numPipeO
 
 ncclResult_t plan_tune_predict(struct ncclComm* comm, const task_t* t, int numPipeOps, float* us) {
   tune_choice_t c;
-  MK_CHECK(plan_tune_decide(comm, t->coll, plan_tune_bytes(comm, t), numPipeOps, &c));
+  MK_CHECK(plan_tune_decide(comm, t->coll, (int)t->type, t->op, plan_tune_bytes(comm, t), numPipeOps, &c));
   *us = c.predictedUs;
   return ncclSuccess;
 }
 
 ncclResult_t plan_tune_pick(struct ncclComm* comm, int coll, size_t bytes, int* algo, int* proto) {
   tune_choice_t c;
-  MK_CHECK(plan_tune_decide(comm, coll, bytes, 1, &c));
+  MK_CHECK(plan_tune_decide(comm, coll, -1, -1, bytes, 1, &c));
   *algo = c.algo;
   *proto = c.proto;
   return ncclSuccess;

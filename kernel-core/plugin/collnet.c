@@ -88,8 +88,8 @@ static ncclResult_t collnet_load_locked(plugin_collnet_t** out) {
   cn->abi = lib->abi;
   cn->ndev = st.ndev;
   cn->lib = lib;
-  MK_INFO(NCCL_INIT | NCCL_NET, "COLLNET: '%s' (ABI v%d) loaded with %d device%s; no collective uses it: mkccl has no "
-          "collnet transport yet", cn->name, cn->abi, cn->ndev, cn->ndev == 1 ? "" : "s");
+  MK_INFO(NCCL_INIT | NCCL_NET, "COLLNET: '%s' (ABI v%d) loaded with %d device%s", cn->name, cn->abi, cn->ndev,
+          cn->ndev == 1 ? "" : "s");
   *out = cn;
   return ncclSuccess;
 }

@@ -13,9 +13,8 @@
  * own ctx. Members NULL in the v12 table are not supported by the plugin.
  *
  * Only with NCCL_COLLNET_ENABLE=1: otherwise every candidate is recorded as
- * refused and acquire fails. No communicator acquires it yet: mkccl has no
- * collnet transport, so collectives never run through a collnet plugin.
- * Thread-safe. */
+ * refused and acquire fails. Host communicators acquire it for the CollNet
+ * AllReduce (kernel-core/collnet/collnet.h). Thread-safe. */
 #ifndef MKCCL_PLUGIN_COLLNET_H
 #define MKCCL_PLUGIN_COLLNET_H
 

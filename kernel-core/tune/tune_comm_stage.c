@@ -22,6 +22,7 @@ ncclResult_t comm_tune_stage_init(struct ncclComm* comm) {
   costmodel_topo_default(&topo, comm->nRanks, comm->nNodes);
   topo.ranksPerNode = tune_ranks_per_node(comm);
   topo.gpu = comm->cudaDev >= 0;
+  topo.collnet = comm->dp.collnet != NULL; /* opened with the data path, on every rank or none */
   /* Host ranks of one host over shared memory, each on a CPU of its own:
    * a hop costs a fraction of a microsecond, not NCCL's PCI constants (with
    * those the model keeps the tree far past the sizes where the ring is

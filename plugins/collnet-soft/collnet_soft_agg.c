@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
 #include <signal.h>
@@ -80,6 +82,10 @@ static int agg_accept(int listenFd, int nranks, int64_t timeoutMs, int* fds) {
     if (r <= 0) continue;
     int fd = accept(listenFd, NULL, NULL);
     if (fd < 0) continue;
+    /* A result goes out as a header and its data: with Nagle the data
+     * would wait for the rank's delayed ack of the header (40 ms). */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     sock_hello_t h;
     if (agg_blocking(fd) != 0 || agg_read(fd, &h, sizeof(h)) != 0 || h.magic != COLLNET_SOFT_MAGIC ||
         h.type != COLLNET_SOFT_HELLO_TYPE || h.version != COLLNET_SOFT_VERSION) {

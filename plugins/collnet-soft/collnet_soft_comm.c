@@ -96,6 +96,8 @@ ncclResult_t collnet_soft_close_coll(void* collComm) {
   while (c->head) {
     collnet_soft_req_t* r = c->head;
     c->head = r->next;
+    free(r->window);
+    free(r->parts);
     free(r);
   }
   sock_close(&c->fd);

@@ -81,23 +81,6 @@ static ncclResult_t collnet_soft_dereg_mr(void* collComm, void* mhandle) {
   return mhandle == &collnet_soft_mr ? ncclSuccess : CS_FAIL(ncclInvalidArgument, "deregMr: not a handle of ours");
 }
 
-static ncclResult_t collnet_soft_iallgather(void* collComm, void* sendData, int nRecvParts, ncclNetSGE_v12_t* recvParts,
-                                            size_t bytesPerRank, size_t windowOffset, size_t windowBytes,
-                                            void* sendMhandle, void** request) {
-  (void)collComm, (void)sendData, (void)nRecvParts, (void)recvParts, (void)bytesPerRank, (void)windowOffset,
-      (void)windowBytes, (void)sendMhandle, (void)request;
-  return CS_FAIL(ncclInvalidUsage, "iallgather is not implemented (collnet-soft does iallreduce only)");
-}
-
-static ncclResult_t collnet_soft_ireducescatter(void* collComm, int nSendParts, ncclNetSGE_v12_t* sendParts,
-                                                void* recvData, size_t bytesPerRank, size_t windowOffset,
-                                                size_t windowBytes, ncclDataType_t dataType, ncclRedOp_t redOp,
-                                                void* recvMhandle, void** request) {
-  (void)collComm, (void)nSendParts, (void)sendParts, (void)recvData, (void)bytesPerRank, (void)windowOffset,
-      (void)windowBytes, (void)dataType, (void)redOp, (void)recvMhandle, (void)request;
-  return CS_FAIL(ncclInvalidUsage, "ireducescatter is not implemented (collnet-soft does iallreduce only)");
-}
-
 /* regMrDmaBuf and makeVDevice are the ABI's optional members: NULL, no
  * dma-buf (ptrSupport says host only) and no virtual devices. */
 __attribute__((visibility("default"))) const ncclCollNet_v12_t ncclCollNetPlugin_v12 = {

@@ -24,22 +24,28 @@ ncclResult_t collnet_soft_iallreduce(void* collComm, void* sendData, void* recvD
   size_t esize = collnet_soft_type_size(dataType);
   if (count > SIZE_MAX / esize) return CS_FAIL(ncclInvalidArgument, "iallreduce: %zu elements overflow", count);
   if (count && (!sendData || !recvData)) return CS_FAIL(ncclInvalidArgument, "iallreduce: a NULL buffer");
-  if (c->nReqs >= COLLNET_SOFT_MAX_REQUESTS) {
-    *request = NULL; /* the ABI's "try again" */
-    return ncclSuccess;
-  }
+  collnet_soft_req_t* r = NULL;
+  CS_CHECK(collnet_soft_enqueue(c, sendData, recvData, count, dataType, redOp, &r));
+  *request = r; /* NULL: the ABI's "try again" */
+  return ncclSuccess;
+}
+
+ncclResult_t collnet_soft_enqueue(collnet_soft_comm_t* c, const void* send, void* recv, size_t count,
+                                  ncclDataType_t dataType, ncclRedOp_t redOp, collnet_soft_req_t** out) {
+  *out = NULL;
+  if (c->nReqs >= COLLNET_SOFT_MAX_REQUESTS) return ncclSuccess;
   collnet_soft_req_t* r = calloc(1, sizeof(*r));
   if (!r) return CS_FAIL(ncclSystemError, "iallreduce: out of memory");
   r->comm = c;
-  r->op = (collnet_soft_op_t){COLLNET_SOFT_MAGIC, c->nextSeq++, count, count * esize, (int32_t)dataType,
-                              (int32_t)redOp};
-  r->send = sendData;
-  r->recv = recvData;
+  r->op = (collnet_soft_op_t){COLLNET_SOFT_MAGIC, c->nextSeq++, count, count * collnet_soft_type_size(dataType),
+                              (int32_t)dataType, (int32_t)redOp};
+  r->send = send;
+  r->recv = recv;
   collnet_soft_req_t** tail = &c->head;
   while (*tail) tail = &(*tail)->next;
   *tail = r;
   c->nReqs++;
-  *request = r;
+  *out = r;
   return ncclSuccess;
 }
 
@@ -140,6 +146,9 @@ ncclResult_t collnet_soft_test(void* request, int* done, int* size) {
   c->nReqs--;
   *done = 1;
   if (size) *size = r->op.bytes > (size_t)INT32_MAX ? INT32_MAX : (int)r->op.bytes;
+  if (r->finish) r->finish(r);
+  free(r->window);
+  free(r->parts);
   free(r);
   return ncclSuccess;
 }

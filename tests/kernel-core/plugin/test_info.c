@@ -109,7 +109,7 @@ int main(void) {
            TEST_PLUGIN_DIR);
   CHECK_STR_CONTAINS(out, want);
   CHECK_STR_CONTAINS(out, "taken 'testcollnet-v8' v8: 2 devices, ncclCollNetPlugin_v8");
-  CHECK_STR_CONTAINS(out, "    note: loaded, but no communicator uses it: mkccl has no collnet transport yet\n");
+  CHECK_STR_CONTAINS(out, "    note: loaded: host communicators may run AllReduce through it (CollNetDirect)\n");
 
   /* Levels: --params lists user level only, --params=expert adds expert,
    * --params=all every level; a set parameter shows whatever its level. */

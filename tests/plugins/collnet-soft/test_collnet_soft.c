@@ -3,8 +3,11 @@
  * (rank 0's connect forks the aggregator), then run iallreduces of every
  * supported type and op, several outstanding at once, one in place, one
  * larger than the aggregator's step; every element on every rank is checked
- * against the reduction done here in rank order. Then the ranks disagree on
- * a count and each gets the error that says so. */
+ * against the reduction done here in rank order. Then iallgather and
+ * ireducescatter over windows that cross the ranks' blocks, delivered
+ * through scattered parts (every byte checked), and a window whose parts do
+ * not add up refused. Then the ranks disagree on a count and each gets the
+ * error that says so. */
 #define _DEFAULT_SOURCE /* usleep, setenv */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -152,6 +155,64 @@ static void run_cases(int rank, void* cc) {
   wait_req(freq, 0);
 }
 
+/* A rank's block of an allgather (bytes), and its input of a reduce-scatter. */
+static uint8_t gather_byte(int rank, size_t j) { return (uint8_t)(rank * 61 + j * 7 + 1); }
+static int32_t scatter_value(int rank, size_t i) { return (int32_t)((rank + 1) * (int)(i % 13 + 1) - 5 * rank); }
+
+/* Where a rank's own bytes of window [wo, ...) start in its buffer, as NCCL
+ * passes them: at wo's offset in its block if the window starts there, else
+ * at the block's start. */
+static size_t window_mine_at(int rank, size_t perRank, size_t wo) {
+  return wo / perRank == (size_t)rank ? wo % perRank : 0;
+}
+
+/* iallgather and ireducescatter over windows that cross blocks, each
+ * delivered through two parts cut at an odd place, all windows outstanding
+ * at once; every byte of every rank checked. */
+static void run_windows(int rank, void* cc) {
+  enum { B = 1003, W = 1500, K = 257, WE = 300 };
+  size_t whole = (size_t)NRANKS * B;
+  uint8_t mine[B], out[NRANKS * B];
+  for (size_t j = 0; j < B; j++) mine[j] = gather_byte(rank, j);
+  memset(out, 0xee, sizeof(out));
+  void* reqs[16];
+  ncclNetSGE_v12_t parts[16][2];
+  int n = 0;
+  for (size_t wo = 0; wo < whole; wo += W, n++) {
+    size_t wb = whole - wo < W ? whole - wo : W, cut = wb / 3;
+    parts[n][0] = (ncclNetSGE_v12_t){NULL, out + wo, cut};
+    parts[n][1] = (ncclNetSGE_v12_t){NULL, out + wo + cut, wb - cut};
+    CHECK_NCCL(cn->iallgather(cc, mine + window_mine_at(rank, B, wo), 2, parts[n], B, wo, wb, NULL, &reqs[n]));
+    CHECK(reqs[n] != NULL);
+  }
+  for (size_t wo = 0, i = 0; wo < whole; wo += W, i++) wait_req(reqs[i], whole - wo < W ? whole - wo : W);
+  for (int r = 0; r < NRANKS; r++)
+    for (size_t j = 0; j < B; j++)
+      CHECK_MSG(out[(size_t)r * B + j] == gather_byte(r, j), "rank %d: allgather byte %zu of rank %d: %d, want %d",
+                rank, j, r, out[(size_t)r * B + j], gather_byte(r, j));
+
+  /* ReduceScatter of int32 sums: blocks of K elements, windows of WE. */
+  size_t bpr = K * sizeof(int32_t), wbytes = WE * sizeof(int32_t), total = (size_t)NRANKS * bpr;
+  int32_t in[NRANKS * K], res[K];
+  for (size_t i = 0; i < (size_t)NRANKS * K; i++) in[i] = scatter_value(rank, i);
+  for (size_t i = 0; i < K; i++) res[i] = -777;
+  n = 0;
+  for (size_t wo = 0; wo < total; wo += wbytes, n++) {
+    size_t wb = total - wo < wbytes ? total - wo : wbytes, cut = (wb / 5) / 4 * 4;
+    parts[n][0] = (ncclNetSGE_v12_t){NULL, (char*)in + wo, cut};
+    parts[n][1] = (ncclNetSGE_v12_t){NULL, (char*)in + wo + cut, wb - cut};
+    CHECK_NCCL(cn->ireducescatter(cc, 2, parts[n], (char*)res + window_mine_at(rank, bpr, wo), bpr, wo, wb,
+                                  ncclInt32, ncclSum, NULL, &reqs[n]));
+    CHECK(reqs[n] != NULL);
+  }
+  for (size_t wo = 0, i = 0; wo < total; wo += wbytes, i++) wait_req(reqs[i], total - wo < wbytes ? total - wo : wbytes);
+  for (size_t k = 0; k < K; k++) {
+    int32_t want = 0;
+    for (int r = 0; r < NRANKS; r++) want += scatter_value(r, (size_t)rank * K + k);
+    CHECK_MSG(res[k] == want, "rank %d: reducescatter element %zu: %d, want %d", rank, k, res[k], want);
+  }
+}
+
 static int rank_main(int rank, int n, void* arg) {
   (void)n;
   const char* path = arg;
@@ -190,10 +251,12 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_EQ_INT(cn->regMr(cc, handles, sizeof(handles), NCCL_PTR_CUDA, &mh), ncclInvalidUsage);
   CHECK_STR_CONTAINS(last_warn, "collnet-soft reduces host memory only");
   void* req = NULL;
-  CHECK_EQ_INT(cn->iallgather(cc, NULL, 0, NULL, 0, 0, 0, NULL, &req), ncclInvalidUsage);
-  CHECK_STR_CONTAINS(last_warn, "iallgather is not implemented");
+  ncclNetSGE_v12_t bad = {NULL, handles, 8};
+  CHECK_EQ_INT(cn->iallgather(cc, handles, 1, &bad, 16, 0, 12, NULL, &req), ncclInvalidArgument);
+  CHECK_STR_CONTAINS(last_warn, "the parts hold 8 bytes, the window 12");
 
   run_cases(rank, cc);
+  run_windows(rank, cc);
 
   /* Rank 2 asks for one element more: every rank is told, none gets data. */
   float a[8] = {0}, b[8];
