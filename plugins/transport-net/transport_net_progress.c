@@ -11,7 +11,9 @@
  * in connFifo before tail; a send takes one before the executor may write:
  * the proxy writes the offset, then moves head, which on such a connection
  * counts steps granted (the executor waits for head > step) rather than
- * steps freed. */
+ * steps freed.
+ *
+ * A send step in PTR mode goes out from the user's buffer (net_send_source). */
 #include <stdint.h>
 #include <string.h>
 
@@ -49,6 +51,27 @@ static char* net_step_ptr(const transport_net_conn_t* c, uint64_t step) {
   int fs = conn_fifo_slot(step);
   if (c->pool) return c->pool->buff + (size_t)c->poolSlot[fs] * (size_t)c->stepSize;
   return c->buff + (size_t)fs * (size_t)c->stepSize;
+}
+
+/* Where a published send step goes out from, and under which registration:
+ * its slot, or for a PTR step the user's buffer (copied into the slot
+ * first where the plugin has no registration of it). */
+static void net_send_source(transport_net_conn_t* c, uint64_t step, int64_t size, void** data, void** mhandle,
+                            int* inPlace) {
+  mkcclConnFifo_v1* f = &c->recvMem->connFifo[conn_fifo_slot(step)];
+  *data = net_step_ptr(c, step);
+  *mhandle = c->mhandle;
+  *inPlace = -1;
+  if (f->mode != MKCCL_MODE_PTR || size <= 0) return;
+  void* mh = transport_net_reg_mhandle(c->ctx, c, f->ptr, (size_t)size);
+  if (mh) {
+    *data = f->ptr;
+    *mhandle = mh;
+    *inPlace = 1;
+  } else {
+    memcpy(*data, f->ptr, (size_t)size); /* the slot is this step's: granted, or freed 8 steps ago */
+    *inPlace = 0;
+  }
 }
 
 /* Pool slot `slot` to step `step` of c, and the executor told in connFifo. */
@@ -165,11 +188,14 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (!conn_fifo_can_consume(&c->recvMem->tail, step)) break;
       int64_t size = conn_fifo_size_load(fifo, slot);
       if (size < 0) break;
-      void* req = NULL;
-      ncclResult_t res = net->isend(c->netComm, net_step_ptr(c, step), (size_t)size, c->tag,
-                                    c->mhandle, net_phandle(sub, sub->transmitted), &req);
+      void *req = NULL, *data, *mhandle;
+      int inPlace;
+      net_send_source(c, step, size, &data, &mhandle, &inPlace);
+      ncclResult_t res = net->isend(c->netComm, data, (size_t)size, c->tag, mhandle,
+                                    net_phandle(sub, sub->transmitted), &req);
       if (res != ncclSuccess) return res;
       if (!req) break; /* the plugin is busy: try again next round */
+      if (inPlace >= 0) transport_net_reg_count(ctx, inPlace, (uint64_t)size);
       sub->requests[slot] = req;
       op->stepBytesKnown = 1;
       op->stepBytes[s][sub->transmitted % MKCCL_STEPS] = size;
@@ -187,7 +213,8 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (!done) break;
       sub->requests[slot] = NULL;
       sub->done += (uint64_t)op->sliceSteps;
-      if (c->pool) { /* head counts grants: only the slot and its entry go back */
+      fifo[slot].mode = MKCCL_MODE_NORMAL; /* a PTR step's entry is a plain one again */
+      if (c->pool) { /* head counts grants: only the slot and its entry go back (an empty entry ends a PTR send) */
         net_pool_unassign(c, step);
         conn_fifo_size_store(fifo, slot, -1);
         c->sendDone = step + 1;
