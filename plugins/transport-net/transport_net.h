@@ -25,7 +25,9 @@
  * (MKCCL_CONN_PTR_READ): a registered send buffer is posted as addresses,
  * and the proxy sends each step from there under the net plugin's
  * registration of the user's range (transport_net_reg.c), or copies it
- * into its staging slot where that registration is refused. */
+ * into its staging slot where that registration is refused. A receive op
+ * whose sub carries its part of a registered buffer (userBuff, nbytes) has
+ * its steps land there, each published in PTR mode at its place. */
 #ifndef TRANSPORT_NET_H
 #define TRANSPORT_NET_H
 
@@ -100,13 +102,14 @@ typedef struct {
   uint64_t offsetSteps;  /* steps granted a pool slot (OFFSET mode) */
   /* PTR mode (transport_net_reg.c). */
   int ptrSend;           /* MKCCL_NET_PTR on a host communicator: send connections take PTR steps */
+  int ptrRecv;           /* and receives may land in place (not with a device offload: it unpacks) */
   int regFault;          /* MKCCL_NET_REG_FAULT: user buffers' regMr fails (tests) */
   pthread_mutex_t regLock;
   transport_net_ureg_t* regs;
   int nRegs, capRegs;
-  int ptrSaid;           /* the copy fallback was said */
   uint64_t ptrBytes;     /* PTR bytes sent from the user's buffer */
   uint64_t ptrCopiedBytes; /* PTR bytes copied into staging first */
+  uint64_t ptrRecvBytes; /* bytes received into the user's buffer in place */
 } transport_net_ctx_t;
 
 typedef struct {
@@ -181,6 +184,8 @@ void transport_net_reg_fini(transport_net_ctx_t* ctx);
 void* transport_net_reg_mhandle(transport_net_ctx_t* ctx, transport_net_conn_t* c, const void* ptr, size_t bytes);
 /* A PTR step of `bytes` went out in place (1) or copied (0). */
 void transport_net_reg_count(transport_net_ctx_t* ctx, int inPlace, uint64_t bytes);
+/* A receive of `bytes` landed in the user's buffer. */
+void transport_net_reg_count_recv(transport_net_ctx_t* ctx, uint64_t bytes);
 /* Before netComm closes: its registrations of user ranges go. */
 void transport_net_reg_drop_comm(transport_net_ctx_t* ctx, void* netComm);
 /* The transport's memDeregister. */

@@ -1,11 +1,13 @@
-/* User buffers sent in place (PTR mode): a send step the executor posted
- * as an address goes out from there, under the registration with the net
- * plugin of the user's registration (ncclCommRegister) that holds it.
+/* User buffers in place (PTR mode): a send step the executor posted as an
+ * address goes out from there, and a receive whose op carries its part of
+ * a registered buffer lands there, under the net plugin's registration of
+ * the user's registration (ncclCommRegister, or a window) that holds it.
  * Each (registration, net comm) is registered once, when a step first
  * needs it, and kept until the user deregisters the range or the comm
- * closes. A step whose buffer cannot be registered (no registration holds
- * it, the plugin's regMr refused it) is copied into its staging slot and
- * sent from there: the copy path, said once at INFO.
+ * closes. A buffer that cannot be registered (no registration holds it,
+ * the plugin's regMr refused it) goes through staging: a send step is
+ * copied into its slot and sent from there, a receive lands in its slot
+ * and the executor copies it out; said once per process at INFO.
  *
  * The proxy thread and executors helping a proxy lane look steps up, the
  * user's thread deregisters: one lock over the table. */
@@ -22,13 +24,21 @@
 /* Bytes of PTR steps this process sent in place and copied, over every
  * communicator, and the registrations with net comms it holds; for tests,
  * which find them with dlsym. */
-static uint64_t net_ptr_in_place, net_ptr_copied;
-static int net_ptr_regs;
+static uint64_t net_ptr_in_place, net_ptr_copied, net_ptr_recv;
+static int net_ptr_regs, net_ptr_said;
 
-__attribute__((visibility("default"))) uint64_t mkcclNetPtrBytes(uint64_t* copied, int* regs) {
+/* Bytes sent in place; *copied: PTR send bytes copied first; *received:
+ * bytes received in place; *regs: registrations held. */
+__attribute__((visibility("default"))) uint64_t mkcclNetPtrBytes(uint64_t* copied, uint64_t* received, int* regs) {
   if (copied) *copied = __atomic_load_n(&net_ptr_copied, __ATOMIC_RELAXED);
+  if (received) *received = __atomic_load_n(&net_ptr_recv, __ATOMIC_RELAXED);
   if (regs) *regs = __atomic_load_n(&net_ptr_regs, __ATOMIC_RELAXED);
   return __atomic_load_n(&net_ptr_in_place, __ATOMIC_RELAXED);
+}
+
+void transport_net_reg_count_recv(transport_net_ctx_t* ctx, uint64_t bytes) {
+  __atomic_add_fetch(&ctx->ptrRecvBytes, bytes, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&net_ptr_recv, bytes, __ATOMIC_RELAXED);
 }
 
 void transport_net_reg_count(transport_net_ctx_t* ctx, int inPlace, uint64_t bytes) {
@@ -39,16 +49,19 @@ void transport_net_reg_count(transport_net_ctx_t* ctx, int inPlace, uint64_t byt
 void transport_net_reg_init(transport_net_ctx_t* ctx) {
   pthread_mutex_init(&ctx->regLock, NULL);
   ctx->ptrSend = transport_net_param_MKCCL_NET_PTR(ctx->services) != 0 && ctx->services->cudaDev < 0;
+  ctx->ptrRecv = ctx->ptrSend && !ctx->offload;
   ctx->regFault = transport_net_param_MKCCL_NET_REG_FAULT(ctx->services) != 0;
 }
 
 void transport_net_reg_fini(transport_net_ctx_t* ctx) {
   uint64_t inPlace = __atomic_load_n(&ctx->ptrBytes, __ATOMIC_RELAXED);
   uint64_t copied = __atomic_load_n(&ctx->ptrCopiedBytes, __ATOMIC_RELAXED);
-  if (inPlace || copied)
+  uint64_t received = __atomic_load_n(&ctx->ptrRecvBytes, __ATOMIC_RELAXED);
+  if (inPlace || copied || received)
     NET_LOG(ctx, NCCL_LOG_INFO,
-            "rank %d: transport-net sent %llu bytes of registered buffers in place, %llu copied through staging",
-            ctx->services->rank, (unsigned long long)inPlace, (unsigned long long)copied);
+            "rank %d: transport-net sent %llu bytes of registered buffers in place (%llu copied through staging), "
+            "received %llu in place",
+            ctx->services->rank, (unsigned long long)inPlace, (unsigned long long)copied, (unsigned long long)received);
   /* Every comm closed before finalize, and dropped its entries then. */
   free(ctx->regs);
   pthread_mutex_destroy(&ctx->regLock);
@@ -62,10 +75,10 @@ static int net_reg_find(transport_net_ctx_t* ctx, const void* ptr, size_t bytes,
   return sv->memRegFind(sv->ctx, ptr, bytes, base, size) == ncclSuccess;
 }
 
-static void net_reg_say_once(transport_net_ctx_t* ctx, int peer, const char* why) {
-  if (__atomic_exchange_n(&ctx->ptrSaid, 1, __ATOMIC_RELAXED)) return;
-  NET_LOG(ctx, NCCL_LOG_INFO, "transport-net: rank %d: a registered send buffer to rank %d is copied through staging: %s",
-          ctx->services->rank, peer, why);
+static void net_reg_say_once(transport_net_ctx_t* ctx, const transport_net_conn_t* c, const char* why) {
+  if (__atomic_exchange_n(&net_ptr_said, 1, __ATOMIC_RELAXED)) return;
+  NET_LOG(ctx, NCCL_LOG_INFO, "transport-net: rank %d: a registered buffer %s rank %d goes through staging: %s",
+          ctx->services->rank, c->isSend ? "sent to" : "received from", c->peer, why);
 }
 
 /* The entry for (netComm, the registration holding [ptr, ptr + bytes)),
@@ -81,14 +94,14 @@ static transport_net_ureg_t* net_reg_entry(transport_net_ctx_t* ctx, transport_n
   void* base = NULL;
   size_t size = 0;
   if (!net_reg_find(ctx, ptr, bytes, &base, &size)) {
-    net_reg_say_once(ctx, c->peer, "it is not in a range of ncclCommRegister");
+    net_reg_say_once(ctx, c, "it is not in a range of ncclCommRegister");
     return NULL;
   }
   if (ctx->nRegs == ctx->capRegs) {
     int cap = ctx->capRegs ? 2 * ctx->capRegs : 16;
     transport_net_ureg_t* grown = realloc(ctx->regs, (size_t)cap * sizeof(*grown));
     if (!grown) {
-      net_reg_say_once(ctx, c->peer, "out of memory for its registration");
+      net_reg_say_once(ctx, c, "out of memory for its registration");
       return NULL;
     }
     ctx->regs = grown;
@@ -101,7 +114,7 @@ static transport_net_ureg_t* net_reg_entry(transport_net_ctx_t* ctx, transport_n
     char why[128];
     snprintf(why, sizeof(why), "the net plugin's regMr of %zu bytes at %p failed (%d%s)", size, base, res,
              ctx->regFault ? ", MKCCL_NET_REG_FAULT" : "");
-    net_reg_say_once(ctx, c->peer, why);
+    net_reg_say_once(ctx, c, why);
   }
   transport_net_ureg_t* r = &ctx->regs[ctx->nRegs++];
   *r = (transport_net_ureg_t){base, size, c->netComm, mh};

@@ -2,12 +2,13 @@
  * processes, forced onto the net (NCCL_SHM_DISABLE=1, NCCL_P2P_DISABLE=1),
  * Send/Recv from and into registered, windowed and plain buffers.
  *   ptr:   every byte sent from a registration or a window leaves from the
- *          user's buffer: transport-net's count of bytes sent in place
- *          grows by exactly those bytes, none copied, no INFO line;
+ *          user's buffer, and every byte received into one lands there:
+ *          transport-net's counts of bytes sent and received in place grow
+ *          by exactly those bytes, none copied, no INFO line;
  *   off:   MKCCL_NET_PTR=0: nothing counted, no INFO line;
  *   fault: MKCCL_NET_REG_FAULT=1 (regMr of user buffers fails): the same
- *          bytes are counted as copied through staging, none in place, and
- *          one INFO line names the failed regMr.
+ *          bytes are counted as copied through staging, none sent or
+ *          received in place, and one INFO line names the failed regMr.
  * Every mode checks every byte on every rank (the data tell sender,
  * receiver, call and byte apart) and the guard bytes past each receive;
  * sizes from 1 byte to many steps on every channel, odd ones included. The
@@ -64,15 +65,15 @@ static int find_net(struct dl_phdr_info* info, size_t size, void* out) {
 }
 
 /* transport-net's counters, asked of the plugin the library loaded. */
-static uint64_t ptr_bytes(uint64_t* copied, int* regs) {
+static uint64_t ptr_bytes(uint64_t* copied, uint64_t* received, int* regs) {
   char path[512] = "";
   dl_iterate_phdr(find_net, path);
   CHECK_MSG(path[0], "transport-net is not loaded");
   void* h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
   CHECK_MSG(h, "dlopen %s: %s", path, dlerror());
-  uint64_t (*fn)(uint64_t*, int*) = (uint64_t(*)(uint64_t*, int*))dlsym(h, "mkcclNetPtrBytes");
+  uint64_t (*fn)(uint64_t*, uint64_t*, int*) = (uint64_t(*)(uint64_t*, uint64_t*, int*))dlsym(h, "mkcclNetPtrBytes");
   CHECK_MSG(fn, "%s has no mkcclNetPtrBytes", path);
-  uint64_t n = fn(copied, regs);
+  uint64_t n = fn(copied, received, regs);
   dlclose(h);
   return n;
 }
@@ -105,7 +106,8 @@ static int rank_main(int rank, int n, void* arg) {
   (void)arg;
   ncclComm_t comm = ranks_comm_init(rank, n);
   int next = (rank + 1) % n, prev = (rank + n - 1) % n;
-  uint64_t expected = 0; /* bytes this rank sent from registered buffers */
+  uint64_t expected = 0;     /* bytes this rank sent from registered buffers */
+  uint64_t expectedRecv = 0; /* and received into them */
   size_t slot = MAXB + GUARD;
   uint8_t* sbuf = malloc(slot * (size_t)n);
   uint8_t* rbuf = malloc(slot * (size_t)n);
@@ -130,6 +132,7 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclGroupEnd());
     expect(rbuf, b, prev, rank, call);
     expected += b;
+    expectedRecv += b;
     /* Every rank to every other, from parts of one registration. */
     call++;
     CHECK_NCCL(ncclGroupStart());
@@ -140,6 +143,7 @@ static int rank_main(int rank, int n, void* arg) {
       CHECK_NCCL(ncclSend(sbuf + (size_t)p * slot, b, ncclUint8, p, comm, NULL));
       CHECK_NCCL(ncclRecv(rbuf + (size_t)p * slot, b, ncclUint8, p, comm, NULL));
       expected += b;
+      expectedRecv += b;
     }
     CHECK_NCCL(ncclGroupEnd());
     for (int p = 0; p < n; p++)
@@ -157,6 +161,7 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclGroupEnd());
     expect(dst, b, prev, rank, call);
     if (rank != 0) expected += b;
+    if (rank != 1) expectedRecv += b;
     /* From a window. */
     call++;
     fill(wbuf, b, rank, prev, call);
@@ -167,6 +172,7 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclGroupEnd());
     expect(rbuf, b, next, rank, call);
     expected += b;
+    expectedRecv += b;
     /* A registration made for one call, then gone: the next call from the
      * same buffer is a plain one. */
     void* ht = reg(comm, tmp, b);
@@ -179,38 +185,43 @@ static int rank_main(int rank, int n, void* arg) {
       CHECK_NCCL(ncclRecv(rbuf, b, ncclUint8, prev, comm, NULL));
       CHECK_NCCL(ncclGroupEnd());
       expect(rbuf, b, prev, rank, call);
+      expectedRecv += b;
       if (again == 0) {
         expected += b;
         CHECK_NCCL(ncclCommDeregister(comm, ht));
       }
     }
   }
-  uint64_t copied = 0;
+  uint64_t copied = 0, received = 0;
   int regs = 0;
-  uint64_t inPlace = ptr_bytes(&copied, &regs);
-  printf("rank %d: %s: %llu bytes sent in place, %llu copied, %d registrations with the net plugin\n", rank, mode,
-         (unsigned long long)inPlace, (unsigned long long)copied, regs);
+  uint64_t inPlace = ptr_bytes(&copied, &received, &regs);
+  printf("rank %d: %s: %llu bytes sent in place, %llu copied, %llu received in place, %d registrations with the net "
+         "plugin\n",
+         rank, mode, (unsigned long long)inPlace, (unsigned long long)copied, (unsigned long long)received, regs);
   if (!strcmp(mode, "ptr")) {
     CHECK_MSG(inPlace == expected && copied == 0, "rank %d sent %llu bytes in place and copied %llu, expected %llu in place",
               rank, (unsigned long long)inPlace, (unsigned long long)copied, (unsigned long long)expected);
+    CHECK_MSG(received == expectedRecv, "rank %d received %llu bytes in place, expected %llu", rank,
+              (unsigned long long)received, (unsigned long long)expectedRecv);
     CHECK_MSG(regs > 0, "rank %d holds no registration with the net plugin", rank);
   } else if (!strcmp(mode, "fault")) {
     CHECK_MSG(inPlace == 0 && copied == expected, "rank %d sent %llu bytes in place and copied %llu, expected %llu copied",
               rank, (unsigned long long)inPlace, (unsigned long long)copied, (unsigned long long)expected);
+    CHECK_MSG(received == 0, "rank %d received %llu bytes in place with regMr failing", rank, (unsigned long long)received);
     CHECK_EQ_INT(regs, 0);
   } else {
-    CHECK_MSG(inPlace == 0 && copied == 0, "rank %d counted %llu/%llu PTR bytes with MKCCL_NET_PTR=0", rank,
-              (unsigned long long)inPlace, (unsigned long long)copied);
+    CHECK_MSG(inPlace == 0 && copied == 0 && received == 0, "rank %d counted %llu/%llu/%llu PTR bytes with MKCCL_NET_PTR=0",
+              rank, (unsigned long long)inPlace, (unsigned long long)copied, (unsigned long long)received);
   }
   CHECK_NCCL(ncclCommWindowDeregister(comm, win));
   CHECK_NCCL(ncclCommDeregister(comm, hr));
   CHECK_NCCL(ncclCommDeregister(comm, hs));
-  ptr_bytes(NULL, &regs);
+  ptr_bytes(NULL, NULL, &regs);
   CHECK_MSG(regs == 0, "rank %d: %d registrations with the net plugin outlive their buffers' deregistration", rank, regs);
   CHECK_NCCL(ncclCommDestroy(comm));
-  int said = log_lines("copied through staging: the net plugin's regMr");
+  int said = log_lines("goes through staging: the net plugin's regMr");
   CHECK_EQ_INT(said, !strcmp(mode, "fault"));
-  CHECK_EQ_INT(log_lines("is copied through staging"), said);
+  CHECK_EQ_INT(log_lines("goes through staging"), said);
   free(tmp), free(wbuf), free(plain), free(rbuf), free(sbuf);
   return 0;
 }
