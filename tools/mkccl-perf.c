@@ -23,7 +23,8 @@
  * MKCCL_SYMM_MAX_BYTES=0 sends the same buffers through the rings).
  * With --reg 1 the three buffers are registered with ncclCommRegister (on
  * host communicators over SHM, registered send buffers are read in place by
- * their receivers: plugins/transport-shm); with --thp 1 (host buffers) they
+ * their receivers: plugins/transport-shm; over the net, Send/Recv goes out
+ * of and lands in them in place: plugins/transport-net); with --thp 1 (host buffers) they
  * are asked for transparent huge pages (madvise MADV_HUGEPAGE). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
