@@ -108,12 +108,13 @@ static transport_net_ureg_t* net_reg_entry(transport_net_ctx_t* ctx, transport_n
     ctx->capRegs = cap;
   }
   void* mh = NULL;
-  ncclResult_t res = ctx->regFault ? ncclSystemError : ctx->net->regMr(c->netComm, base, size, NCCL_PTR_HOST, &mh);
+  ncclResult_t res = ctx->regFault || !ctx->net->regMr ? ncclInvalidUsage
+                                                       : ctx->net->regMr(c->netComm, base, size, NCCL_PTR_HOST, &mh);
   if (res != ncclSuccess) {
     mh = NULL; /* refused: remembered, so it is not asked again for every step */
-    char why[128];
+    char why[160];
     snprintf(why, sizeof(why), "the net plugin's regMr of %zu bytes at %p failed (%d%s)", size, base, res,
-             ctx->regFault ? ", MKCCL_NET_REG_FAULT" : "");
+             ctx->regFault ? ", MKCCL_NET_REG_FAULT" : !ctx->net->regMr ? ", the plugin has none" : "");
     net_reg_say_once(ctx, c, why);
   }
   transport_net_ureg_t* r = &ctx->regs[ctx->nRegs++];
