@@ -127,12 +127,13 @@ typedef struct {
   int channelId;
   int peer;
   uint64_t nsteps;      /* steps to move */
-  int64_t nbytes;       /* total bytes (p2p), -1 when steps carry their own sizes */
+  int64_t nbytes;       /* bytes of userBuff's part, -1 without one (steps carry their own sizes) */
   uint64_t base, posted, received, transmitted, done;
   void* requests[MKCCL_STEPS];
   int groupSize;        /* receives posted together with the next groupSize-1 subs */
-  void* userBuff;       /* PTR mode: the user's registered buffer */
-  void* mhandle;        /* its registration */
+  void* userBuff;       /* a p2p receive into a registered buffer: this channel's part of it, which
+                         * the transport may land steps in (PTR mode); NULL otherwise */
+  void* mhandle;        /* free for the transport: its registration of userBuff */
   void* profilerHandle;
   int64_t userData[4];  /* free for the transport */
 } mkcclProxySubOp_v1;
