@@ -111,7 +111,7 @@ static int rank_main(int rank, int n, void* arg) {
   size_t slot = MAXB + GUARD;
   uint8_t* sbuf = malloc(slot * (size_t)n);
   uint8_t* rbuf = malloc(slot * (size_t)n);
-  uint8_t* plain = malloc(slot);
+  uint8_t* plain = malloc(2 * slot);
   uint8_t* wbuf = malloc(slot);
   uint8_t* tmp = malloc(slot);
   CHECK(sbuf && rbuf && plain && wbuf && tmp);
@@ -148,11 +148,11 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclGroupEnd());
     for (int p = 0; p < n; p++)
       if (p != rank) expect(rbuf + (size_t)p * slot, b, p, rank, call);
-    /* Rank 0 sends from a plain buffer (copied by its executor), rank 1
-     * receives into one. */
+    /* Rank 0 sends from a plain buffer (copied by its executor) to a
+     * registered one, and receives into a plain one from a registered one. */
     call++;
     uint8_t* src = rank == 0 ? plain : sbuf;
-    uint8_t* dst = rank == 1 ? plain : rbuf;
+    uint8_t* dst = rank == 0 ? plain + slot : rbuf;
     fill(src, b, rank, next, call);
     clear(dst, b);
     CHECK_NCCL(ncclGroupStart());
@@ -161,7 +161,7 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclGroupEnd());
     expect(dst, b, prev, rank, call);
     if (rank != 0) expected += b;
-    if (rank != 1) expectedRecv += b;
+    if (rank != 0) expectedRecv += b;
     /* From a window. */
     call++;
     fill(wbuf, b, rank, prev, call);
