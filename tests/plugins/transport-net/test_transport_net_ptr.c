@@ -12,8 +12,8 @@
  * Every mode checks every byte on every rank (the data tell sender,
  * receiver, call and byte apart) and the guard bytes past each receive;
  * sizes from 1 byte to many steps on every channel, odd ones included. The
- * registrations the transport made with the net plugin are all gone once
- * the user deregistered the buffers (before the communicator goes).
+ * registrations the transport made with the net plugin of a buffer go when
+ * the user deregisters it, and those left when the communicator goes.
  * Usage: test_transport_net_ptr ptr|off|fault N */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -213,12 +213,19 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_MSG(inPlace == 0 && copied == 0 && received == 0, "rank %d counted %llu/%llu/%llu PTR bytes with MKCCL_NET_PTR=0",
               rank, (unsigned long long)inPlace, (unsigned long long)copied, (unsigned long long)received);
   }
+  /* Deregistration drops what the transport registered of those buffers;
+   * the receive buffer stays registered until the communicator goes. */
   CHECK_NCCL(ncclCommWindowDeregister(comm, win));
-  CHECK_NCCL(ncclCommDeregister(comm, hr));
   CHECK_NCCL(ncclCommDeregister(comm, hs));
-  ptr_bytes(NULL, NULL, &regs);
-  CHECK_MSG(regs == 0, "rank %d: %d registrations with the net plugin outlive their buffers' deregistration", rank, regs);
+  int left = 0;
+  ptr_bytes(NULL, NULL, &left);
+  if (!strcmp(mode, "ptr"))
+    CHECK_MSG(left > 0 && left < regs, "rank %d: %d registrations with the net plugin, %d after deregistering the send "
+              "buffers", rank, regs, left);
   CHECK_NCCL(ncclCommDestroy(comm));
+  ptr_bytes(NULL, NULL, &left);
+  CHECK_MSG(left == 0, "rank %d: %d registrations with the net plugin outlive their communicator", rank, left);
+  (void)hr; /* left registered through the destroy on purpose */
   int said = log_lines("goes through staging: the net plugin's regMr");
   CHECK_EQ_INT(said, !strcmp(mode, "fault"));
   CHECK_EQ_INT(log_lines("goes through staging"), said);
