@@ -192,6 +192,14 @@ static int rank_main(int rank, int n, void* arg) {
       }
     }
   }
+  /* Every rank done with its receives before any leaves (a rank whose
+   * sends completed may otherwise depart while a peer still receives). */
+  int* one = malloc(sizeof(int));
+  CHECK(one);
+  *one = 1;
+  CHECK_NCCL(ncclAllReduce(one, one, 1, ncclInt32, ncclSum, comm, NULL));
+  CHECK_EQ_INT(*one, n);
+  free(one);
   uint64_t copied = 0, received = 0;
   int regs = 0;
   uint64_t inPlace = ptr_bytes(&copied, &received, &regs);
