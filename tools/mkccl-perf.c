@@ -23,11 +23,12 @@
  * MKCCL_SYMM_MAX_BYTES=0 sends the same buffers through the rings).
  * With --reg 1 the three buffers are registered with ncclCommRegister (on
  * host communicators over SHM, registered send buffers are read in place by
- * their receivers: plugins/transport-shm); with --thp 1 (host buffers) they
- * are asked for transparent huge pages (madvise MADV_HUGEPAGE); with
- * --mem 1 (host buffers) they come from ncclMemAlloc, which gives
- * shareable host memory where there is no GPU (its receivers map it and
- * copy from it in place). */
+ * their receivers: plugins/transport-shm; over the net, Send/Recv goes out
+ * of and lands in them in place: plugins/transport-net); with --thp 1 (host
+ * buffers) they are asked for transparent huge pages (madvise
+ * MADV_HUGEPAGE); with --mem 1 (host buffers) they come from ncclMemAlloc,
+ * which gives shareable host memory where there is no GPU (its receivers
+ * map it and copy from it in place). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -74,11 +74,14 @@ typedef struct {
  * core may progress its ops at the same time as other channels' ops, on
  * another thread. Without it, all such ops progress one at a time. */
 #define MKCCL_CONN_PROXY_LANE 0x10
-/* PTR mode across processes: PTR-mode slots carry an address in the
- * sender's process, which the receiver copies from with ptrRead (below).
- * Send side: the receiver reads such slots, so the sender may post them
- * (data published that way stays in the sender's buffer until head passes
- * it). Recv side: any slot may come so; ptrRead and ptrCtx are set. */
+/* PTR mode: PTR-mode slots carry an address in the sender's process.
+ * Send side: whoever consumes the slots reads the data there (the
+ * receiving executor through its ptrRead, or the transport's proxy, which
+ * sends it from there), so the sender may post them; data published that
+ * way stays in the sender's buffer until the connection says the step is
+ * done (head past it; with MKCCL_CONN_SHARED, where head counts grants,
+ * the slot's size back to -1). Recv side: any slot may come so; ptrRead
+ * and ptrCtx are set. */
 #define MKCCL_CONN_PTR_READ 0x20
 /* PTR mode for shareable host memory only (abi/transport/mkccl_host_mem_v1.h):
  * as MKCCL_CONN_PTR_READ, but the receiver can read only addresses in such
@@ -129,12 +132,13 @@ typedef struct {
   int channelId;
   int peer;
   uint64_t nsteps;      /* steps to move */
-  int64_t nbytes;       /* total bytes (p2p), -1 when steps carry their own sizes */
+  int64_t nbytes;       /* bytes of userBuff's part, -1 without one (steps carry their own sizes) */
   uint64_t base, posted, received, transmitted, done;
   void* requests[MKCCL_STEPS];
   int groupSize;        /* receives posted together with the next groupSize-1 subs */
-  void* userBuff;       /* PTR mode: the user's registered buffer */
-  void* mhandle;        /* its registration */
+  void* userBuff;       /* a p2p receive into a registered buffer: this channel's part of it, which
+                         * the transport may land steps in (PTR mode); NULL otherwise */
+  void* mhandle;        /* free for the transport: its registration of userBuff */
   void* profilerHandle;
   int64_t userData[4];  /* free for the transport */
 } mkcclProxySubOp_v1;
@@ -218,6 +222,12 @@ typedef struct mkcclTransportServices_v1 {
   /* NCCL_NET_GDR_READ: 1 sends read GPU memory too, 0 they do not, -1 unset
    * (the transport decides). */
   int netGdrRead;
+  /* ---- registered user buffers (appended; check `size` before use) ---- */
+  /* The registration (ncclCommRegister) or window (ncclCommWindowRegister)
+   * of this communicator that holds [ptr, ptr + bytes): its start and
+   * length. ncclInvalidArgument, outputs untouched, when none does.
+   * Callable from any thread. */
+  ncclResult_t (*memRegFind)(void* ctx, const void* ptr, size_t bytes, void** base, size_t* size);
 } mkcclTransportServices_v1;
 
 typedef struct {
@@ -257,6 +267,12 @@ typedef struct {
   /* Appended (check `size`; NULL: none): what the transport holds for this
    * communicator now. Callable from any thread between init and finalize. */
   ncclResult_t (*stats)(void* tctx, mkcclTransportStats_v1* out);
+  /* Appended (check `size`; NULL: none): the user deregistered
+   * [base, base + size) (ncclCommDeregister, ncclCommWindowDeregister);
+   * whatever the transport registered of it with others (a net plugin's
+   * regMr) goes now. Called on the deregistering thread, once no operation
+   * of the communicator uses the buffer (as NCCL asks of its users). */
+  void (*memDeregister)(void* tctx, void* base, size_t size);
 } mkcclTransport_v1;
 
 /* The size of mkcclTransport_v1 before `stats` was appended: the smallest a

@@ -177,7 +177,7 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
                                                     : -1;
   uint32_t sendFlags = sendChunks ? sp.send[0].info->flags : 0;
   int sendPtr = ((w->flags & MK_WORK_SEND_REG) && (sendFlags & MKCCL_CONN_PTR_READ)) ||
-                ((w->flags & MK_WORK_SEND_HOSTMEM) && (sendFlags & (MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP)));
+                ((w->flags & MK_WORK_SEND_HOSTMEM) && (sendFlags & MKCCL_CONN_PTR_MAP));
   int recvAny = recvChunks && (rp.recv[0].info->flags & (MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP));
   uint32_t idle = 0;
   int64_t deadline = 0;

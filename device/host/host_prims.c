@@ -215,7 +215,10 @@ ncclResult_t host_prims_chunk(host_prims_t* p, int prim, const void* src, void* 
     char* out[HOST_PRIMS_MAX_PEERS];
     for (int i = 0; i < nRecv; i++) MK_CHECK(host_prims_slice_in(p, &p->recv[i], s, &in[i]));
     for (int i = 0; i < nSend; i++) MK_CHECK(host_prims_slice_out(p, &p->send[i], s, &out[i]));
-    if (bytes > 0)
+    /* A receive the proxy landed in place (PTR mode, at the destination)
+     * has nothing left to move. */
+    int landed = nRecv == 1 && nSend == 0 && useDst && !useSrc && in[0] == (const char*)dst + done;
+    if (bytes > 0 && !landed)
       host_prims_move_slice(p, in, nRecv, useSrc ? (const char*)src + done : NULL, out, nSend,
                             useDst ? (char*)dst + done : NULL, bytes, final, mk_prim_is_raw(prim));
     for (int i = 0; i < nRecv; i++) host_prims_slice_release(&p->recv[i], s);

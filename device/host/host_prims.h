@@ -63,7 +63,8 @@ int host_prims_ready(host_prims_t* p, int prim);
 /* Point-to-point in PTR mode (host_prims_ptr.c), on a connection with
  * MKCCL_CONN_PTR_READ, on send[0] / recv[0]. send_addr posts one chunk of
  * `bytes` at src as its address instead of its data (src must stay until
- * send_drain returns: the receiver has read all that was posted).
+ * send_drain returns: the consumer, the receiver or the proxy, is done with all
+ * that was posted).
  * recv_any takes a p2p part's next chunks (of `chunk` bytes, `left` bytes
  * to go from dst; chunks of one step) as their sender posted them: one
  * copied from its slot, or the run of published PTR chunks that go on in

@@ -1,13 +1,14 @@
-/* PTR mode on the host, where a connection says its receiver reads the
+/* PTR mode on the host, where a connection says its consumer reads the
  * sender's memory (MKCCL_CONN_PTR_READ, MKCCL_CONN_PTR_MAP): a send buffer
- * the receiver can read goes out as its address, slice by slice, and the
- * receiver copies each slice from the sender's buffer into its own (one
- * copy instead of two through the step buffers); the sender's buffer is
- * the sender's again once the receiver's head has passed its slices.
- * Point-to-point (send_addr, recv_any), and the raw copies of the ring
- * AllGather and Broadcast (chunk_ptr), where each rank hands on by address
- * what it holds in shareable memory: its input, or its output once a
- * slice has landed there. */
+ * it can read goes out as its address, slice by slice, and the consumer
+ * takes each slice from the sender's buffer: the receiver copies it into
+ * its own (SHM: one copy instead of two through the step buffers), or the
+ * proxy sends it from there (net: no copy on the sending side); the
+ * sender's buffer is the sender's again once the consumer is done with its
+ * slices. Point-to-point (send_addr, recv_any), and the raw copies of the
+ * ring AllGather and Broadcast (chunk_ptr), where each rank hands on by
+ * address what it holds in shareable memory: its input, or its output once
+ * a slice has landed there. */
 #include <errno.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "device/common/sched_ring.h"
 #include "host_prims.h"
 #include "host_prims_slice.h"
+#include "host_wait.h"
 #include "transport/mkccl_conn_fifo_v1.h"
 
 ncclResult_t host_prims_send_addr(host_prims_t* p, const void* src, int64_t bytes) {
@@ -40,7 +42,21 @@ ncclResult_t host_prims_send_addr(host_prims_t* p, const void* src, int64_t byte
 
 ncclResult_t host_prims_send_drain(host_prims_t* p) {
   host_conn_t* c = &p->send[0];
-  return host_prims_wait_peer(p, c, c->info->head, *c->step, "the receive peer's read of a registered buffer");
+  const char* what = "the consumer's read of a registered send buffer";
+  if (!(c->info->flags & MKCCL_CONN_SHARED) || *c->step == 0) return host_prims_wait_peer(p, c, c->info->head, *c->step, what);
+  /* head counts grants here, not steps done: the consumer empties the
+   * entries of done steps in step order, so the last step's entry empty
+   * means every step has left the buffer. */
+  mkcclConnFifo_v1* fifo = c->info->connFifo;
+  int last = conn_fifo_slot(*c->step - 1);
+  uint32_t spins = 0;
+  int64_t deadline = 0;
+  while (conn_fifo_size_load(fifo, last) >= 0) {
+    int w = host_wait_any_round(&spins, &deadline, p->abortFlag, c->proxyLane);
+    if (w == HOST_WAIT_TIMEOUT) host_wait_timed_out(p->abortFlag, what);
+    if (w != HOST_WAIT_OK) return ncclRemoteError;
+  }
+  return ncclSuccess;
 }
 
 /* Bytes of the chunk at `done` of a part of `left` bytes. */

@@ -2,7 +2,9 @@
  * through the driver) and buffer registration. Registration records the
  * range on the communicator (api/mem_reg.c); on host communicators the
  * planner lets a transport read a registered send buffer in place (PTR
- * mode), elsewhere transports copy through their own buffers.
+ * mode), elsewhere transports copy through their own buffers. A transport
+ * that registered a range with others (a net plugin) hears of its
+ * deregistration.
  *
  * ncclMemAlloc makes VMM memory (cuMemCreate, exportable as a file
  * descriptor) where the device allows it, as NCCL does: windows of the
@@ -21,6 +23,7 @@
 #include "comm/comm.h"
 #include "cuda/gpu.h"
 #include "cuda/vmm.h"
+#include "transport/transport.h"
 
 /* `size` bytes of VMM memory on device `dev`, mapped readable and writable
  * there, at a range reserved for it. */
@@ -114,5 +117,10 @@ MK_API(ncclResult_t, CommRegister, const ncclComm_t comm, void* buff, size_t siz
 MK_API(ncclResult_t, CommDeregister, const ncclComm_t comm, void* handle) {
   const char* fn = "ncclCommDeregister";
   MK_CHECK(comm_check(comm, fn));
-  return mem_reg_remove(comm, handle);
+  void* base = NULL;
+  size_t size = 0;
+  MK_CHECK(mem_reg_remove(comm, handle, &base, &size));
+  /* What transports registered of it with others (a net plugin) goes too. */
+  if (comm->dp.tr.ready) transport_set_mem_deregister(&comm->dp.tr.set, base, size);
+  return ncclSuccess;
 }

@@ -25,7 +25,7 @@ ncclResult_t mem_reg_add(struct ncclComm* comm, void* buff, size_t size, mem_reg
   return ncclSuccess;
 }
 
-ncclResult_t mem_reg_remove(struct ncclComm* comm, void* handle) {
+ncclResult_t mem_reg_remove(struct ncclComm* comm, void* handle, void** base, size_t* size) {
   mem_reg_t* found = NULL;
   pthread_mutex_lock(&mem_reg_lock);
   for (mem_reg_t** p = &comm->memRegs; *p; p = &(*p)->next)
@@ -39,6 +39,8 @@ ncclResult_t mem_reg_remove(struct ncclComm* comm, void* handle) {
     return MK_FAIL(ncclInvalidArgument, "ncclCommDeregister: handle %p was not registered with this communicator",
                    handle);
   found->magic = 0;
+  *base = found->buff;
+  *size = found->size;
   free(found);
   return ncclSuccess;
 }
@@ -67,4 +69,18 @@ int mem_reg_covers(const struct ncclComm* comm, const void* ptr, size_t bytes) {
   for (const mem_reg_t* r = comm->memRegs; r && !found; r = r->next) found = mem_reg_inside(r->buff, r->size, ptr, bytes);
   pthread_mutex_unlock(&mem_reg_lock);
   return found || api_window_covers(comm, ptr, bytes);
+}
+
+ncclResult_t mem_reg_find(const struct ncclComm* comm, const void* ptr, size_t bytes, void** base, size_t* size) {
+  const mem_reg_t* hit = NULL;
+  pthread_mutex_lock(&mem_reg_lock);
+  for (const mem_reg_t* r = comm->memRegs; r && !hit; r = r->next)
+    if (mem_reg_inside(r->buff, r->size, ptr, bytes)) hit = r;
+  if (hit) {
+    *base = hit->buff;
+    *size = hit->size;
+  }
+  pthread_mutex_unlock(&mem_reg_lock);
+  if (hit || api_window_range(comm, ptr, bytes, base, size)) return ncclSuccess;
+  return ncclInvalidArgument;
 }

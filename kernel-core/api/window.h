@@ -40,6 +40,8 @@ ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, i
 api_window_t* api_window_find(const struct ncclComm* comm, ncclWindow_t handle);
 /* 1 when [ptr, ptr + bytes) lies inside one of comm's user windows, else 0. */
 int api_window_covers(const struct ncclComm* comm, const void* ptr, size_t bytes);
+/* The user window of comm holding [ptr, ptr + bytes): 1 and its range, or 0. */
+int api_window_range(const struct ncclComm* comm, const void* ptr, size_t bytes, void** base, size_t* size);
 /* The memory and size of `comm`'s window whose GIN handle is `handle`: 1,
  * or 0 when none (gin_win_find_fn; arg is the communicator). */
 int api_window_gin_find(void* comm, uint64_t handle, char** ptr, size_t* size);

@@ -13,6 +13,7 @@
 #include "bootstrap/bootstrap.h"
 #include "comm/comm.h"
 #include "exec/exec.h"
+#include "transport/transport.h"
 
 #define WINDOW_FLAGS (NCCL_WIN_DEFAULT | NCCL_WIN_COLL_SYMMETRIC)
 
@@ -75,6 +76,8 @@ MK_API(ncclResult_t, CommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
   api_window_t* w;
   MK_CHECK(window_check(comm, win, fn, &w));
   api_window_symm_removing(comm, w);
+  /* What transports registered of it with others (a net plugin) goes too. */
+  if (comm->dp.tr.ready) transport_set_mem_deregister(&comm->dp.tr.set, w->userPtr, w->size);
   api_window_destroy(w);
   return ncclSuccess;
 }

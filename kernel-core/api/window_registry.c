@@ -94,7 +94,7 @@ int api_window_symm_find(const struct ncclComm* comm, const void* ptr, size_t by
   return found;
 }
 
-int api_window_covers(const struct ncclComm* comm, const void* ptr, size_t bytes) {
+int api_window_range(const struct ncclComm* comm, const void* ptr, size_t bytes, void** base, size_t* size) {
   const char* p = ptr;
   int found = 0;
   pthread_mutex_lock(&window_lock);
@@ -102,9 +102,19 @@ int api_window_covers(const struct ncclComm* comm, const void* ptr, size_t bytes
     const char* lo = w->userPtr;
     found = w->comm == comm && !w->internal && p >= lo && (size_t)(p - lo) <= w->size &&
             bytes <= w->size - (size_t)(p - lo);
+    if (found) {
+      *base = w->userPtr;
+      *size = w->size;
+    }
   }
   pthread_mutex_unlock(&window_lock);
   return found;
+}
+
+int api_window_covers(const struct ncclComm* comm, const void* ptr, size_t bytes) {
+  void* base;
+  size_t size;
+  return api_window_range(comm, ptr, bytes, &base, &size);
 }
 
 int api_window_gin_find(void* comm, uint64_t handle, char** ptr, size_t* size) {

@@ -124,12 +124,24 @@ ncclResult_t plan_p2p(struct ncclComm* comm, task_list_t* tasks, mk_work_t* work
           w->flags |= MK_WORK_SEND_REG;
         if (s && comm->cudaDev < 0 && w->sendBytes > 0 && mem_host_covers(s->sendbuff, (size_t)w->sendBytes))
           w->flags |= MK_WORK_SEND_HOSTMEM;
+        /* A registered receive buffer of a host rank: each channel's part
+         * goes to the proxy, which may receive into it in place. */
+        int recvReg = r && comm->cudaDev < 0 && w->recvBytes > 0 &&
+                      mem_reg_covers(comm, r->recvbuff, (size_t)w->recvBytes);
         plan_profile_p2p_start(comm, pp->profGroup, s, r, w);
         for (int c = 0; c < nch; c++) {
           channel_peer_t* sp = &comm->dp.ch.channels[c].peers[sendPeer];
           channel_peer_t* rp = &comm->dp.ch.channels[c].peers[recvPeer];
           if (s) MK_CHECK(plan_proxy_add(pp, &sp->send[MK_CONN_P2P], p2p_channel_steps(w->sendBytes, nch, c, chunk), w, 1, 1));
-          if (r) MK_CHECK(plan_proxy_add(pp, &rp->recv[MK_CONN_P2P], p2p_channel_steps(w->recvBytes, nch, c, chunk), w, 1, 1));
+          uint64_t recvSteps = r ? p2p_channel_steps(w->recvBytes, nch, c, chunk) : 0;
+          if (r && recvReg) {
+            int64_t off, len;
+            int chunks;
+            coll_p2p_part(w->recvBytes, nch, c, chunk, &off, &len, &chunks);
+            MK_CHECK(plan_proxy_add_user(pp, &rp->recv[MK_CONN_P2P], recvSteps, w, (char*)r->recvbuff + off, len));
+          } else if (r) {
+            MK_CHECK(plan_proxy_add(pp, &rp->recv[MK_CONN_P2P], recvSteps, w, 1, 1));
+          }
         }
       }
       s = s ? next_task(tasks, s, TASK_SEND, sendPeer) : NULL;

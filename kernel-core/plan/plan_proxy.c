@@ -46,8 +46,8 @@ static ncclResult_t plan_proxy_op_for(plan_proxy_t* pp, connector_t* conn, const
   return ncclSuccess;
 }
 
-ncclResult_t plan_proxy_add(plan_proxy_t* pp, connector_t* conn, uint64_t steps, const mk_work_t* w, int chunkSteps,
-                            int sliceSteps) {
+static ncclResult_t plan_proxy_add_sub(plan_proxy_t* pp, connector_t* conn, uint64_t steps, const mk_work_t* w,
+                                       int chunkSteps, int sliceSteps, void* userBuff, int64_t nbytes) {
   if (steps == 0 || !conn->needsProxy) return ncclSuccess;
   const mkcclTransportSide_v1* side = conn->isSend ? &conn->transport->t->send : &conn->transport->t->recv;
   if (!side->proxyProgress)
@@ -61,11 +61,22 @@ ncclResult_t plan_proxy_add(plan_proxy_t* pp, connector_t* conn, uint64_t steps,
   sub->channelId = conn->channelId;
   sub->peer = conn->peer;
   sub->nsteps = steps;
-  sub->nbytes = -1;
+  sub->nbytes = userBuff ? nbytes : -1;
+  sub->userBuff = userBuff;
   sub->groupSize = 1;
   /* The proxy reports ProxyOp/ProxyStep events of this sub under the item's Coll/P2p event. */
   if (pp->captured) return ncclSuccess;
   return profile_proxy_sub_attach(&pp->comm->profile, w->profiler[conn->isSend ? 1 : 0], conn->isSend, sub);
+}
+
+ncclResult_t plan_proxy_add(plan_proxy_t* pp, connector_t* conn, uint64_t steps, const mk_work_t* w, int chunkSteps,
+                            int sliceSteps) {
+  return plan_proxy_add_sub(pp, conn, steps, w, chunkSteps, sliceSteps, NULL, -1);
+}
+
+ncclResult_t plan_proxy_add_user(plan_proxy_t* pp, connector_t* conn, uint64_t steps, const mk_work_t* w,
+                                 void* userBuff, int64_t nbytes) {
+  return plan_proxy_add_sub(pp, conn, steps, w, 1, 1, userBuff, nbytes);
 }
 
 void plan_proxy_post(plan_proxy_t* pp) {

@@ -26,6 +26,11 @@ void plan_proxy_init(plan_proxy_t* pp, struct ncclComm* comm);
  * has no proxy or steps is 0). */
 ncclResult_t plan_proxy_add(plan_proxy_t* pp, connector_t* conn, uint64_t steps, const mk_work_t* w, int chunkSteps,
                             int sliceSteps);
+/* The same, for a p2p receive landing in a registered buffer: the sub
+ * carries its part of that buffer (userBuff, nbytes), which a transport
+ * may receive into in place. */
+ncclResult_t plan_proxy_add_user(plan_proxy_t* pp, connector_t* conn, uint64_t steps, const mk_work_t* w,
+                                 void* userBuff, int64_t nbytes);
 /* Hand every op to the proxy thread. */
 void plan_proxy_post(plan_proxy_t* pp);
 /* Free ops not posted (after an error). */

@@ -38,6 +38,9 @@ void transport_set_fini(transport_set_t* set);
  * "rank R: transport-NAME holds N bytes of staging (P pools, C connections),
  * K steps in OFFSET mode" (after each connect, and at the end). */
 void transport_set_report(const transport_set_t* set);
+/* Tell every transport that exports memDeregister that [base, base + size)
+ * is no longer registered (ncclCommDeregister). */
+void transport_set_mem_deregister(const transport_set_t* set, void* base, size_t size);
 
 /* The transport that connects self to peer: the first enabled one, in
  * priority order, whose canConnect says so; *out NULL when none can. */

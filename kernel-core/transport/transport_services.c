@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/mem_reg.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "base/param.h"
@@ -43,6 +44,10 @@ static const void* services_net(void* ctx, void** netContext) {
   return comm->dp.net.api;
 }
 
+static ncclResult_t services_mem_reg_find(void* ctx, const void* ptr, size_t bytes, void** base, size_t* size) {
+  return mem_reg_find(ctx, ptr, bytes, base, size);
+}
+
 ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServices_v1* s) {
   memset(s, 0, sizeof(*s));
   s->size = sizeof(*s);
@@ -72,6 +77,7 @@ ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServic
   s->netDeviceHandleAlloc = netdev_service_handle_alloc;
   s->netDeviceNeedsProxyProgress = netdev_service_needs_proxy_progress;
   s->netDeviceHandleFree = netdev_service_handle_free;
+  s->memRegFind = services_mem_reg_find;
   if (comm->cudaDev >= 0) MK_CHECK(transport_services_gpu_fill(comm, s));
   return ncclSuccess;
 }

@@ -106,6 +106,14 @@ void transport_set_report(const transport_set_t* set) {
   }
 }
 
+void transport_set_mem_deregister(const transport_set_t* set, void* base, size_t size) {
+  for (int i = 0; i < set->n; i++) {
+    const mkcclTransport_v1* t = set->entries[i].t;
+    if (t->size >= offsetof(mkcclTransport_v1, memDeregister) + sizeof(t->memDeregister) && t->memDeregister)
+      t->memDeregister(set->entries[i].tctx, base, size);
+  }
+}
+
 void transport_set_fini(transport_set_t* set) {
   transport_set_report(set); /* what OFFSET mode moved, once the connections are gone */
   for (int i = set->n - 1; i >= 0; i--)

@@ -21,10 +21,20 @@
  * (channel, direction) (NCCL_NET_SHARED_BUFFERS, transport_net_pool.c): the
  * proxy grants each step a slot and tells the executor where it is through
  * connFifo (MKCCL_MODE_OFFSET), so staging grows with channels, not with
- * peers. */
+ * peers.
+ *
+ * On host communicators a send connection takes PTR-mode steps
+ * (MKCCL_CONN_PTR_READ): a registered send buffer is posted as addresses,
+ * and the proxy sends each step from there under the net plugin's
+ * registration of the user's range (transport_net_reg.c), or copies it
+ * into its staging slot where that registration is refused. A receive op
+ * whose sub carries its part of a registered buffer (userBuff, nbytes) has
+ * its steps land there, each published in PTR mode at its place. */
 #ifndef TRANSPORT_NET_H
 #define TRANSPORT_NET_H
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "net/nccl_net.h"
@@ -69,6 +79,15 @@ typedef struct {
   transport_net_pool_reg_t regs[NET_POOL_MAX_REGS];
 } transport_net_pool_t;
 
+/* A user's registration (ncclCommRegister) as registered with one net
+ * comm; mhandle NULL: the plugin refused it (such steps are copied). */
+typedef struct {
+  void* base;
+  size_t size;
+  void* netComm;
+  void* mhandle;
+} transport_net_ureg_t;
+
 typedef struct {
   const mkcclTransportServices_v1* services;
   const ncclNet_v12_t* net;
@@ -89,6 +108,16 @@ typedef struct {
   uint64_t offsetSteps;  /* steps granted a pool slot (OFFSET mode) */
   int gdrConns, hostConns; /* connected: step buffers (or pool) in GPU / host memory */
   int gdrFallbacks;      /* GPU step buffers moved to host memory: the plugin refused them */
+  /* PTR mode (transport_net_reg.c). */
+  int ptrSend;           /* MKCCL_NET_PTR on a host communicator: send connections take PTR steps */
+  int ptrRecv;           /* and receives may land in place (not with a device offload: it unpacks) */
+  int regFault;          /* MKCCL_NET_REG_FAULT: user buffers' regMr fails (tests) */
+  pthread_mutex_t regLock;
+  transport_net_ureg_t* regs;
+  int nRegs, capRegs;
+  uint64_t ptrBytes;     /* PTR bytes sent from the user's buffer */
+  uint64_t ptrCopiedBytes; /* PTR bytes copied into staging first */
+  uint64_t ptrRecvBytes; /* bytes received into the user's buffer in place */
 } transport_net_ctx_t;
 
 typedef struct {
@@ -167,6 +196,21 @@ void transport_net_pool_deregister(transport_net_ctx_t* ctx, transport_net_pool_
 int transport_net_pool_take(transport_net_pool_t* pool);
 void transport_net_pool_put(transport_net_pool_t* pool, int slot);
 int transport_net_pool_free_slots(const transport_net_pool_t* pool);
+
+/* User buffers in PTR mode (transport_net_reg.c). */
+void transport_net_reg_init(transport_net_ctx_t* ctx);
+void transport_net_reg_fini(transport_net_ctx_t* ctx);
+/* c's net plugin registration of the user's range holding [ptr, ptr +
+ * bytes), made on first use; NULL: send it from staging (said once). */
+void* transport_net_reg_mhandle(transport_net_ctx_t* ctx, transport_net_conn_t* c, const void* ptr, size_t bytes);
+/* A PTR step of `bytes` went out in place (1) or copied (0). */
+void transport_net_reg_count(transport_net_ctx_t* ctx, int inPlace, uint64_t bytes);
+/* A receive of `bytes` landed in the user's buffer. */
+void transport_net_reg_count_recv(transport_net_ctx_t* ctx, uint64_t bytes);
+/* Before netComm closes: its registrations of user ranges go. */
+void transport_net_reg_drop_comm(transport_net_ctx_t* ctx, void* netComm);
+/* The transport's memDeregister. */
+void transport_net_mem_deregister(void* tctx, void* base, size_t size);
 
 ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op);
 ncclResult_t transport_net_recv_progress(void* tctx, mkcclProxyOp_v1* op);

@@ -41,6 +41,7 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
       ctx->maxRecvs = 1;
     }
   }
+  transport_net_reg_init(ctx);
   *out = ctx;
   return ncclSuccess;
 }
@@ -52,6 +53,7 @@ static ncclResult_t net_finalize(void* tctx) {
             "transport-net: rank %d: %d connection(s) had their step buffers in GPU memory (NCCL_PTR_CUDA), %d in host "
             "memory, %d moved to host memory after the plugin refused GPU memory",
             ctx->services->rank, ctx->gdrConns, ctx->hostConns, ctx->gdrFallbacks);
+  transport_net_reg_fini(ctx);
   free(tctx);
   return ncclSuccess;
 }
@@ -243,6 +245,10 @@ static void net_fill_info(transport_net_conn_t* c, mkcclConnInfo_v1* info) {
   /* OFFSET mode: recv steps say where they landed; send steps are granted
    * a slot (head counts grants) and the executor writes at its offset. */
   if (c->pool) info->flags |= MKCCL_CONN_USE_FIFO | (c->isSend ? MKCCL_CONN_SHARED : 0);
+  /* PTR mode: the proxy sends such steps from the user's buffer; receives
+   * may land in the user's buffer, which the entry then says. */
+  if (c->isSend && c->ctx->ptrSend) info->flags |= MKCCL_CONN_PTR_READ;
+  if (!c->isSend && c->ctx->ptrRecv) info->flags |= MKCCL_CONN_USE_FIFO;
   info->netDeviceHandle = c->offloadHandle;
 }
 
@@ -338,6 +344,7 @@ static ncclResult_t net_free(void* conn) {
   if (c->shared) {
     transport_net_shared_release(c->ctx, c->shared);
   } else {
+    transport_net_reg_drop_comm(c->ctx, c->netComm);
     if (c->netComm) (c->isSend ? net->closeSend : net->closeRecv)(c->netComm);
     if (c->listenComm) net->closeListen(c->listenComm);
   }
@@ -366,4 +373,5 @@ __attribute__((visibility("default"))) const mkcclTransport_v1 mkcclTransportPlu
     .recv = {net_recv_setup, net_recv_connect, net_free, NULL, NULL, transport_net_recv_progress, NULL},
     .finalize = net_finalize,
     .stats = net_stats,
+    .memDeregister = transport_net_mem_deregister,
 };

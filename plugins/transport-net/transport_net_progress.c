@@ -11,7 +11,9 @@
  * in connFifo before tail; a send takes one before the executor may write:
  * the proxy writes the offset, then moves head, which on such a connection
  * counts steps granted (the executor waits for head > step) rather than
- * steps freed. */
+ * steps freed.
+ *
+ * A send step in PTR mode goes out from the user's buffer (net_send_source). */
 #include <stdint.h>
 #include <string.h>
 
@@ -31,6 +33,9 @@ static void* net_phandle(mkcclProxySubOp_v1* sub, uint64_t k) {
 #define NET_CONSUMED(lead) ((lead)->userData[1])
 /* userData[2] of a sub with a pool: its ticket (grant order in the pool). */
 #define NET_TICKET(sub) ((sub)->userData[2])
+/* userData[3] of a recv sub: 1 when its steps land in the user's buffer
+ * (sub->userBuff, under sub->mhandle) in place. */
+#define NET_IN_PLACE(sub) ((sub)->userData[3])
 
 /* Whether the sub's pool grants its steps now (and it has one). */
 static int net_pool_turn(const mkcclProxySubOp_v1* sub) {
@@ -41,7 +46,7 @@ static int net_pool_turn(const mkcclProxySubOp_v1* sub) {
 /* A sub whose steps all have a slot lets the next ticket be served. */
 static void net_pool_granted(mkcclProxySubOp_v1* sub) {
   transport_net_conn_t* c = sub->conn;
-  if (c->pool && sub->posted == sub->nsteps) c->pool->serving++;
+  if (c->pool && NET_TICKET(sub) >= 0 && sub->posted == sub->nsteps) c->pool->serving++;
 }
 
 /* Where step `step` of connection c lives. */
@@ -49,6 +54,57 @@ static char* net_step_ptr(const transport_net_conn_t* c, uint64_t step) {
   int fs = conn_fifo_slot(step);
   if (c->pool) return c->pool->buff + (size_t)c->poolSlot[fs] * (size_t)c->stepSize;
   return c->buff + (size_t)fs * (size_t)c->stepSize;
+}
+
+/* Where a published send step goes out from, and under which registration:
+ * its slot, or for a PTR step the user's buffer (copied into the slot
+ * first where the plugin has no registration of it). */
+static void net_send_source(transport_net_conn_t* c, uint64_t step, int64_t size, void** data, void** mhandle,
+                            int* inPlace) {
+  mkcclConnFifo_v1* f = &c->recvMem->connFifo[conn_fifo_slot(step)];
+  *data = net_step_ptr(c, step);
+  *mhandle = c->mhandle;
+  *inPlace = -1;
+  if (f->mode != MKCCL_MODE_PTR || size <= 0) return;
+  void* mh = transport_net_reg_mhandle(c->ctx, c, f->ptr, (size_t)size);
+  if (mh) {
+    *data = f->ptr;
+    *mhandle = mh;
+    *inPlace = 1;
+  } else {
+    memcpy(*data, f->ptr, (size_t)size); /* the slot is this step's: granted, or freed 8 steps ago */
+    *inPlace = 0;
+  }
+}
+
+/* Where receive k (from the sub's first step) of a sub lands, and its size:
+ * its slot, or in place its piece of the user's buffer (k chunks in, the
+ * chunk or what is left), where the executor then finds it (PTR mode). */
+static void net_recv_dest(const mkcclProxyOp_v1* op, const mkcclProxySubOp_v1* sub, uint64_t k, void** data,
+                          size_t* size, void** mhandle) {
+  const transport_net_conn_t* c = sub->conn;
+  if (NET_IN_PLACE(sub)) {
+    int64_t off = (int64_t)k * op->chunkSize, left = sub->nbytes - off;
+    *data = (char*)sub->userBuff + off;
+    *size = (size_t)(left < op->chunkSize ? left : op->chunkSize);
+    *mhandle = sub->mhandle;
+    return;
+  }
+  *data = net_step_ptr(c, sub->base + k);
+  *size = (size_t)c->stepSize * (size_t)op->sliceSteps;
+  *mhandle = c->mhandle;
+}
+
+/* A receiving sub with a registered part of the user's buffer lands in it
+ * when the net plugin registered that range: every chunk but empty parts
+ * (one step each), at most one chunk a step. */
+static void net_recv_in_place(transport_net_ctx_t* ctx, const mkcclProxyOp_v1* op, mkcclProxySubOp_v1* sub) {
+  NET_IN_PLACE(sub) = 0;
+  if (!ctx->ptrRecv || !sub->userBuff || sub->nbytes <= 0 || op->sliceSteps != 1 || op->chunkSteps != 1 ||
+      (uint64_t)((sub->nbytes + op->chunkSize - 1) / op->chunkSize) != sub->nsteps)
+    return;
+  sub->mhandle = transport_net_reg_mhandle(ctx, sub->conn, sub->userBuff, (size_t)sub->nbytes);
+  NET_IN_PLACE(sub) = sub->mhandle != NULL;
 }
 
 /* Pool slot `slot` to step `step` of c, and the executor told in connFifo. */
@@ -103,7 +159,10 @@ static void net_op_start(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op, int isRe
     c->step = sub->base + sub->nsteps;
     sub->posted = sub->received = sub->transmitted = sub->done = 0;
     NET_CONSUMED(sub) = 0;
-    NET_TICKET(sub) = c->pool && sub->nsteps ? (int64_t)c->pool->tickets++ : -1; /* no steps: never served */
+    if (isRecv) net_recv_in_place(ctx, op, sub);
+    else NET_IN_PLACE(sub) = 0;
+    /* No steps, or none taking a slot: never served. */
+    NET_TICKET(sub) = c->pool && sub->nsteps && !NET_IN_PLACE(sub) ? (int64_t)c->pool->tickets++ : -1;
     sub->groupSize = 1;
   }
   if (isRecv) {
@@ -165,11 +224,14 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (!conn_fifo_can_consume(&c->recvMem->tail, step)) break;
       int64_t size = conn_fifo_size_load(fifo, slot);
       if (size < 0) break;
-      void* req = NULL;
-      ncclResult_t res = net->isend(c->netComm, net_step_ptr(c, step), (size_t)size, c->tag,
-                                    c->mhandle, net_phandle(sub, sub->transmitted), &req);
+      void *req = NULL, *data, *mhandle;
+      int inPlace;
+      net_send_source(c, step, size, &data, &mhandle, &inPlace);
+      ncclResult_t res = net->isend(c->netComm, data, (size_t)size, c->tag, mhandle,
+                                    net_phandle(sub, sub->transmitted), &req);
       if (res != ncclSuccess) return res;
       if (!req) break; /* the plugin is busy: try again next round */
+      if (inPlace >= 0) transport_net_reg_count(ctx, inPlace, (uint64_t)size);
       sub->requests[slot] = req;
       op->stepBytesKnown = 1;
       op->stepBytes[s][sub->transmitted % MKCCL_STEPS] = size;
@@ -187,7 +249,8 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (!done) break;
       sub->requests[slot] = NULL;
       sub->done += (uint64_t)op->sliceSteps;
-      if (c->pool) { /* head counts grants: only the slot and its entry go back */
+      fifo[slot].mode = MKCCL_MODE_NORMAL; /* a PTR step's entry is a plain one again */
+      if (c->pool) { /* head counts grants: only the slot and its entry go back (an empty entry ends a PTR send) */
         net_pool_unassign(c, step);
         conn_fifo_size_store(fifo, slot, -1);
         c->sendDone = step + 1;
@@ -225,7 +288,7 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
     transport_net_conn_t* c = sub->conn;
     uint64_t step = sub->base + sub->posted;
     if (!net_turn(sub, c->postedEnd)) return ncclSuccess;
-    if (!c->pool) {
+    if (!c->pool || NET_IN_PLACE(sub)) {
       if (!conn_fifo_can_produce(&c->sendMem->head, step + (uint64_t)op->sliceSteps - 1)) return ncclSuccess;
       continue;
     }
@@ -246,11 +309,18 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
     mkcclProxySubOp_v1* sub = lead + i;
     transport_net_conn_t* c = sub->conn;
     uint64_t step = sub->base + sub->posted;
-    if (c->pool) net_pool_assign(c, step, transport_net_pool_take(c->pool));
-    data[i] = net_step_ptr(c, step);
-    sizes[i] = (size_t)c->stepSize * (size_t)op->sliceSteps;
+    mkcclConnFifo_v1* f = &c->recvMem->connFifo[conn_fifo_slot(step)];
+    if (c->pool && !NET_IN_PLACE(sub)) net_pool_assign(c, step, transport_net_pool_take(c->pool));
+    net_recv_dest(op, sub, sub->posted, &data[i], &sizes[i], &mhandles[i]);
+    /* The executor reads where the step is from the entry (it reads it
+     * after tail: written now, before the receive). */
+    if (NET_IN_PLACE(sub)) {
+      f->ptr = data[i];
+      f->mode = MKCCL_MODE_PTR;
+    } else if (!c->pool && ctx->ptrRecv) {
+      f->mode = MKCCL_MODE_NORMAL;
+    }
     tags[i] = c->tag;
-    mhandles[i] = c->mhandle;
     phandles[i] = net_phandle(sub, sub->posted);
   }
   transport_net_conn_t* lc = lead->conn;
@@ -259,7 +329,7 @@ static ncclResult_t net_recv_post(transport_net_ctx_t* ctx, mkcclProxyOp_v1* op,
   if (!req || res != ncclSuccess) { /* not posted: the slots go back */
     for (int i = 0; i < g; i++) {
       transport_net_conn_t* c = lead[i].conn;
-      if (c->pool) {
+      if (c->pool && !NET_IN_PLACE(&lead[i])) {
         net_pool_unassign(c, lead[i].base + lead[i].posted);
         __atomic_sub_fetch(&c->ctx->offsetSteps, 1, __ATOMIC_RELAXED);
       }
@@ -298,6 +368,7 @@ static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1*
     lead->requests[slot] = NULL;
     for (int i = 0; i < g; i++) {
       op->stepBytes[lead + i - op->subs][lead[i].received % MKCCL_STEPS] = sizes[i];
+      if (NET_IN_PLACE(&lead[i])) transport_net_reg_count_recv(ctx, (uint64_t)sizes[i]);
       lead[i].received += (uint64_t)op->sliceSteps;
       if (lead[i].received == lead[i].nsteps) ((transport_net_conn_t*)lead[i].conn)->receivedEnd = lead[i].base + lead[i].nsteps;
     }
@@ -305,9 +376,8 @@ static ncclResult_t net_recv_complete(transport_net_ctx_t* ctx, mkcclProxyOp_v1*
       void* data[MKCCL_PROXY_MAX_SUBS];
       void* mhandles[MKCCL_PROXY_MAX_SUBS];
       for (int i = 0; i < g; i++) {
-        transport_net_conn_t* c = lead[i].conn;
-        data[i] = net_step_ptr(c, lead[i].base + lead[i].received - (uint64_t)op->sliceSteps);
-        mhandles[i] = c->mhandle;
+        size_t posted;
+        net_recv_dest(op, &lead[i], lead[i].received - (uint64_t)op->sliceSteps, &data[i], &posted, &mhandles[i]);
       }
       void* freq = NULL;
       res = ctx->net->iflush(lc->netComm, g, data, sizes, mhandles, &freq);

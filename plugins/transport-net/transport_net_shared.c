@@ -29,6 +29,7 @@ transport_net_shared_t* transport_net_shared_add(transport_net_ctx_t* ctx, int p
 void transport_net_shared_release(transport_net_ctx_t* ctx, transport_net_shared_t* s) {
   if (--s->refs > 0) return;
   const ncclNet_v12_t* net = ctx->net;
+  transport_net_reg_drop_comm(ctx, s->netComm);
   if (s->netComm) (s->isSend ? net->closeSend : net->closeRecv)(s->netComm);
   if (s->listenComm) net->closeListen(s->listenComm);
   memset(s, 0, sizeof(*s));
