@@ -31,7 +31,9 @@ typedef struct {
 } cudacopy_mr_t;
 
 /* A request: the wrapped plugin's, or a flush of our own. */
-typedef struct {
+typedef struct cudacopy_req {
+  struct cudacopy_req *prev, *next; /* outstanding receives, freed at their comm's close if never done */
+  void* comm;
   void* inner;  /* NULL: a flush, done at its first test */
   int isRecv;
   int n;

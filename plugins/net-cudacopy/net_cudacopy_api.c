@@ -1,6 +1,7 @@
 /* The NCCL net v11 table: connections are the wrapped plugin's own;
  * registrations and requests are wrapped, so GPU memory can be copied
  * through its host copy on the way in and out. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +114,30 @@ static ncclResult_t cudacopy_inner_ptr(cudacopy_mr_t* mr, void* data, size_t siz
   return ncclSuccess;
 }
 
+/* Receives still outstanding: a comm closed with receives in flight frees
+ * them (the ABI lets a caller close without testing them to the end). */
+static pthread_mutex_t cudacopy_reqs_lock = PTHREAD_MUTEX_INITIALIZER;
+static cudacopy_req_t* cudacopy_reqs;
+
+static void cudacopy_req_track(cudacopy_req_t* r) {
+  pthread_mutex_lock(&cudacopy_reqs_lock);
+  r->next = cudacopy_reqs;
+  if (r->next) r->next->prev = r;
+  cudacopy_reqs = r;
+  pthread_mutex_unlock(&cudacopy_reqs_lock);
+}
+
+static void cudacopy_req_free(cudacopy_req_t* r) {
+  if (r->isRecv) {
+    pthread_mutex_lock(&cudacopy_reqs_lock);
+    if (r->prev) r->prev->next = r->next;
+    else cudacopy_reqs = r->next;
+    if (r->next) r->next->prev = r->prev;
+    pthread_mutex_unlock(&cudacopy_reqs_lock);
+  }
+  free(r);
+}
+
 static ncclResult_t cudacopy_wrap_req(void* inner, int isRecv, int n, void** request, cudacopy_req_t** out) {
   *request = NULL;
   if (out) *out = NULL;
@@ -166,6 +191,8 @@ static ncclResult_t cudacopy_irecv(void* recvComm, int n, void** data, size_t* s
   cudacopy_req_t* r = NULL;
   CUDACOPY_CALL(cudacopy_wrap_req(req, 1, n, request, &r));
   if (!r) return ncclSuccess;
+  r->comm = recvComm;
+  cudacopy_req_track(r);
   for (int i = 0; i < n; i++) {
     cudacopy_mr_t* mr = mhandles ? mhandles[i] : NULL;
     if (dst[i] == data[i]) continue;
@@ -197,13 +224,13 @@ static ncclResult_t cudacopy_test(void* request, int* done, int* sizes) {
   *done = 0;
   if (!r->inner) { /* a flush */
     *done = 1;
-    free(r);
+    cudacopy_req_free(r);
     return ncclSuccess;
   }
   int got[CUDACOPY_MAX_RECVS] = {0};
   ncclResult_t res = cudacopy_inner->test(r->inner, done, got);
   if (res != ncclSuccess) {
-    free(r);
+    cudacopy_req_free(r);
     return res;
   }
   if (!*done) return ncclSuccess;
@@ -212,7 +239,7 @@ static ncclResult_t cudacopy_test(void* request, int* done, int* sizes) {
     cudacopy_mr_t* mr = r->mr[i];
     char* from = mr->shadow + ((char*)r->dst[i] - mr->base);
     if (got[i] > 0 && (res = cudacopy_cuda_htod(mr, r->dst[i], from, (size_t)got[i])) != ncclSuccess) {
-      free(r);
+      cudacopy_req_free(r);
       return res;
     }
   }
@@ -221,12 +248,25 @@ static ncclResult_t cudacopy_test(void* request, int* done, int* sizes) {
     else CUDACOPY_COUNT(recvHost);
   }
   if (sizes) memcpy(sizes, got, sizeof(int) * (size_t)r->n);
-  free(r);
+  cudacopy_req_free(r);
   return ncclSuccess;
 }
 
 static ncclResult_t cudacopy_close_send(void* comm) { return cudacopy_inner->closeSend(comm); }
-static ncclResult_t cudacopy_close_recv(void* comm) { return cudacopy_inner->closeRecv(comm); }
+static ncclResult_t cudacopy_close_recv(void* comm) {
+  pthread_mutex_lock(&cudacopy_reqs_lock);
+  for (cudacopy_req_t **p = &cudacopy_reqs, *r; (r = *p);) {
+    if (r->comm != comm) {
+      p = &r->next;
+      continue;
+    }
+    *p = r->next;
+    if (r->next) r->next->prev = r->prev;
+    free(r);
+  }
+  pthread_mutex_unlock(&cudacopy_reqs_lock);
+  return cudacopy_inner->closeRecv(comm);
+}
 static ncclResult_t cudacopy_close_listen(void* comm) { return cudacopy_inner->closeListen(comm); }
 
 static ncclResult_t cudacopy_get_device_mr(void* comm, void* mhandle, void** dptr_mhandle) {
