@@ -56,6 +56,7 @@ static ncclResult_t coll_submit_inside(ncclComm_t comm, task_t* t) {
   ncclResult_t end = group_end();
   if (res == ncclSuccess) res = end;
   if (res != ncclSuccess) watch_ops_done(comm); /* refused: this rank is not in it */
+  if (res != ncclSuccess && t->kind != TASK_COLL && !coll_in_pattern) watch_p2p_refused(comm, (int)t->kind + 1, t->peer);
   return res;
 }
 

@@ -30,6 +30,10 @@ typedef struct {
   uint64_t collEntered; /* collectives called */
   uint64_t collDone;    /* of those, completed (host) or launched (GPU) */
   uint64_t p2pEntered;  /* sends and receives called */
+  /* Per neighbour side (0 prev, 1 next; both when they are one rank):
+   * sends to it and receives from it called and not refused. */
+  uint64_t sentTo[2];
+  uint64_t recvFrom[2];
   int32_t lastKind;     /* 0 none, 1 collective, 2 send, 3 recv */
   int32_t lastColl;     /* MK_COLL_* of the last collective, or WATCH_OP_PATTERN + 0/1/2 (AlltoAll, Gather, Scatter) */
   uint64_t lastCount;
@@ -49,6 +53,7 @@ typedef struct {
   int prevFd, nextFd;  /* ring connections: -1 when absent */
   /* Per side (0 prev, 1 next), written by the watch thread: */
   uint64_t leftAt[2];  /* collectives the neighbour completed before its goodbye (UINT64_MAX: none yet) */
+  uint64_t leftSent[2]; /* sends it made to this rank, with leftAt */
   int leftKind[2];     /* WATCH_FAIL_LEFT or _ABORTED, with leftAt */
   int closed[2];       /* its connection ended (after a goodbye): no longer watched */
   int registered;      /* with the watch thread */
@@ -79,6 +84,9 @@ void comm_watch_goodbye_stage_destroy(struct ncclComm* comm);
 ncclResult_t watch_op_enter(struct ncclComm* comm, int kind, int coll, uint64_t count, int type, int peer);
 /* The collectives queued so far completed (host) or were launched (GPU). */
 void watch_ops_done(struct ncclComm* comm);
+/* A send (kind 2) or receive (3) that watch_op_enter let in was refused
+ * before it was queued: its peer will not see it. */
+void watch_p2p_refused(struct ncclComm* comm, int kind, int peer);
 
 /* A failure the watch recorded (WATCH_FAIL_NONE: none); text may be NULL,
  * else gets the failure's text. */

@@ -79,30 +79,59 @@ void watch_ops_done(struct ncclComm* comm) {
   __atomic_store_n(&r->collDone, __atomic_load_n(&r->collEntered, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
 }
 
+static int watch_side_rank(const struct ncclComm* comm, int side) {
+  int n = comm->nRanks;
+  return side == 0 ? (comm->rank + n - 1) % n : (comm->rank + 1) % n;
+}
+
 void watch_left_fail(struct ncclComm* comm, int side, uint64_t left, const char* doing, uint64_t c) {
   watch_comm_t* w = &comm->watch;
-  int n = comm->nRanks, who = side == 0 ? (comm->rank + n - 1) % n : (comm->rank + 1) % n;
+  int who = watch_side_rank(comm, side);
   int kind = __atomic_load_n(&w->leftKind[side], __ATOMIC_RELAXED);
   char name[160];
-  watch_fail(comm, kind, who, -1, "%s %s after %llu collective(s), while rank %d %s %llu, which needs it",
+  watch_fail(comm, kind, who, -1,
+             "%s %s after %llu collective(s) and %llu send(s) to rank %d, while rank %d %s %llu, which needs it",
              watch_rank_name(comm, who, name, sizeof(name)),
              kind == WATCH_FAIL_ABORTED ? "aborted the communicator (ncclCommAbort)"
                                         : "left the communicator (ncclCommDestroy or process exit)",
-             (unsigned long long)left, comm->rank, doing, (unsigned long long)c);
+             (unsigned long long)left, (unsigned long long)__atomic_load_n(&w->leftSent[side], __ATOMIC_RELAXED),
+             comm->rank, comm->rank, doing, (unsigned long long)c);
 }
 
-/* A neighbour that left after completing `left` collectives: collective
- * number `c` (1-based) of this rank would wait for it forever. */
+/* A neighbour that left after completing `left` collectives and making
+ * leftSent sends to this rank: collective number `c` (1-based), any send
+ * to it, or a receive from it beyond those sends would wait forever. */
 static ncclResult_t watch_left_check(struct ncclComm* comm, int side, uint64_t c, int peer, int kind) {
   watch_comm_t* w = &comm->watch;
   uint64_t left = __atomic_load_n(&w->leftAt[side], __ATOMIC_ACQUIRE);
   if (left == UINT64_MAX) return ncclSuccess;
-  int n = comm->nRanks, who = side == 0 ? (comm->rank + n - 1) % n : (comm->rank + 1) % n;
-  if (kind == 1 ? c <= left : peer != who) return ncclSuccess;
-  watch_left_fail(comm, side, left, kind == 1 ? "calls collective" : "calls a send or receive with it after collective",
-                  c);
+  if (kind == 1) {
+    if (c <= left) return ncclSuccess;
+    watch_left_fail(comm, side, left, "calls collective", c);
+    return ncclRemoteError;
+  }
+  if (peer != watch_side_rank(comm, side)) return ncclSuccess;
+  if (kind == 2) {
+    watch_left_fail(comm, side, left, "calls a send to it after collective", c);
+    return ncclRemoteError;
+  }
+  uint64_t k = __atomic_load_n(&w->rec.recvFrom[side], __ATOMIC_RELAXED) + 1;
+  if (k <= __atomic_load_n(&w->leftSent[side], __ATOMIC_RELAXED)) return ncclSuccess; /* sent before it left */
+  watch_left_fail(comm, side, left, "calls receive from it number", k);
   return ncclRemoteError;
 }
+
+/* Counts a send (kind 2) or receive (3) with a neighbour, by delta. */
+static void watch_p2p_count(struct ncclComm* comm, int kind, int peer, int64_t delta) {
+  watch_rec_t* r = &comm->watch.rec;
+  for (int side = 0; side < 2 && kind != 1; side++) {
+    if (peer != watch_side_rank(comm, side)) continue;
+    uint64_t* n = kind == 2 ? &r->sentTo[side] : &r->recvFrom[side];
+    __atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + (uint64_t)delta, __ATOMIC_RELEASE);
+  }
+}
+
+void watch_p2p_refused(struct ncclComm* comm, int kind, int peer) { watch_p2p_count(comm, kind, peer, -1); }
 
 ncclResult_t watch_op_enter(struct ncclComm* comm, int kind, int coll, uint64_t count, int type, int peer) {
   watch_rec_t* r = &comm->watch.rec;
@@ -125,5 +154,6 @@ ncclResult_t watch_op_enter(struct ncclComm* comm, int kind, int coll, uint64_t 
   __atomic_store_n(&r->lastNs, mk_now_ns(), __ATOMIC_RELAXED);
   if (kind == 1) __atomic_store_n(&r->collEntered, c, __ATOMIC_RELEASE);
   else __atomic_store_n(&r->p2pEntered, __atomic_load_n(&r->p2pEntered, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+  watch_p2p_count(comm, kind, peer, 1);
   return ncclSuccess;
 }

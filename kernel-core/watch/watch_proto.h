@@ -8,7 +8,7 @@
 
 #include "watch/watch.h"
 
-#define WATCH_PROTO_VERSION 1u
+#define WATCH_PROTO_VERSION 2u
 #define WATCH_MAGIC_SALT 0x5741544348000000ull /* "WATCH" */
 
 enum { WATCH_CONN_RING = 1, WATCH_CONN_STATUS = 2 };
@@ -22,6 +22,7 @@ typedef struct {
   int32_t kind;    /* BYE: WATCH_FAIL_LEFT or _ABORTED; FAIL: the failure's kind */
   int32_t subject; /* FAIL: the failed rank */
   uint64_t seq;    /* BYE: collectives the sender completed */
+  uint64_t sent;   /* BYE: sends the sender made to the rank it says goodbye to */
   char text[WATCH_MSG_TEXT]; /* FAIL: its text, as the first rank to see it wrote it */
 } watch_msg_t;
 

@@ -132,7 +132,11 @@ void watch_say_goodbye(struct ncclComm* comm) {
     pthread_mutex_unlock(&w->lock);
     return;
   }
+  /* Each neighbour hears how many sends it was made, so it fails only the
+   * receives this rank never matched. */
+  msg.sent = __atomic_load_n(&w->rec.sentTo[0], __ATOMIC_ACQUIRE);
   if (w->prevFd >= 0 && !__atomic_load_n(&w->closed[0], __ATOMIC_RELAXED)) watch_msg_send(w->prevFd, &msg);
+  msg.sent = __atomic_load_n(&w->rec.sentTo[1], __ATOMIC_ACQUIRE);
   if (w->nextFd >= 0 && !__atomic_load_n(&w->closed[1], __ATOMIC_RELAXED)) watch_msg_send(w->nextFd, &msg);
   pthread_mutex_unlock(&w->lock);
 }

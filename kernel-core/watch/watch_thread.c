@@ -64,12 +64,16 @@ static void watch_ring_event(struct ncclComm* comm, int side) {
   }
   __atomic_store_n(&w->leftKind[side], msg.kind == WATCH_FAIL_ABORTED ? WATCH_FAIL_ABORTED : WATCH_FAIL_LEFT,
                    __ATOMIC_RELAXED);
+  __atomic_store_n(&w->leftSent[side], msg.sent, __ATOMIC_RELAXED);
   __atomic_store_n(&w->leftAt[side], msg.seq, __ATOMIC_RELEASE);
   /* A collective under way that the leaver never completed cannot end. */
   uint64_t entered = __atomic_load_n(&w->rec.collEntered, __ATOMIC_ACQUIRE);
   uint64_t done = __atomic_load_n(&w->rec.collDone, __ATOMIC_ACQUIRE);
   int under = comm->cudaDev >= 0 ? entered > msg.seq : entered > done && entered > msg.seq;
   if (under) watch_left_fail(comm, side, msg.seq, "is in collective", entered);
+  /* Nor can a receive the leaver never matched with a send. */
+  uint64_t recvs = __atomic_load_n(&w->rec.recvFrom[side], __ATOMIC_ACQUIRE);
+  if (!under && recvs > msg.sent) watch_left_fail(comm, side, msg.seq, "is in receive from it number", recvs);
 }
 
 /* A status query on a communicator's listener. */

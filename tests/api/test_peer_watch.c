@@ -13,7 +13,11 @@
  *   p2p    a rank SIGKILLed in a ring of 1 MB sends and receives
  *   idle   a rank SIGKILLed while the others are between calls
  *   leave  a rank calls ncclCommDestroy one collective before the others
- *   exit   a rank exits (no destroy) after its last collective: no error */
+ *   exit   a rank exits (no destroy) after its last collective: no error
+ *   sendleave  a rank sends two messages to the next rank and one to the
+ *          previous, then destroys its comm: the receivers take every
+ *          message it sent, whether they call ncclRecv before it leaves or
+ *          after, and the one receive more each calls fails */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -42,13 +46,14 @@ typedef struct {
   volatile int victimPid;
   char victimHost[64];
   volatile int64_t eventNs;
+  int entered; /* sendleave: receivers about to call the receive never sent */
 } round_t;
 
 static netns_pair_t nsp;
 static int two_hosts;
 
-enum { MODE_KILL, MODE_P2P, MODE_IDLE, MODE_LEAVE, MODE_EXIT };
-static const char* const mode_names[] = {"kill", "p2p", "idle", "leave", "exit"};
+enum { MODE_KILL, MODE_P2P, MODE_IDLE, MODE_LEAVE, MODE_EXIT, MODE_SENDLEAVE };
+static const char* const mode_names[] = {"kill", "p2p", "idle", "leave", "exit", "sendleave"};
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -233,6 +238,92 @@ static int run_depart(int rank, int n, round_t* r, ncclComm_t comm) {
   return 0;
 }
 
+/* sendleave: message idx from rank src, every element apart. */
+#define SL_COUNT 16384
+static void sl_fill(float* v, int src, int idx) {
+  for (int i = 0; i < SL_COUNT; i++) v[i] = (float)(src * 1000000 + idx * 100000 + i);
+}
+
+/* Waits up to 10 s for *flag to reach want. */
+static int sl_wait(volatile int64_t* flag, int64_t want) {
+  for (int i = 0; i < 10000 && __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++) usleep(1000);
+  return __atomic_load_n(flag, __ATOMIC_ACQUIRE) >= want;
+}
+
+/* Odd rounds: the receivers call ncclRecv before the victim leaves, the
+ * last one unmatched (the goodbye must end it); even rounds: after it left
+ * (each call is checked against the sends the goodbye counted). */
+static int run_sendleave(int rank, int n, round_t* r, ncclComm_t comm, int early) {
+  int v = r->victim, next = (v + 1) % n, prev = (v + n - 1) % n;
+  float* buf = malloc(SL_COUNT * sizeof(float));
+  float* got = malloc(2 * SL_COUNT * sizeof(float));
+  CHECK(buf && got);
+  /* Both ways around the ring first: connections are made when both ends
+   * call, and the victim's later sends must not wait for its receivers. */
+  int up = (rank + 1) % n, down = (rank + n - 1) % n;
+  sl_fill(buf, rank, 7);
+  CHECK_NCCL(ncclGroupStart());
+  CHECK_NCCL(ncclSend(buf, SL_COUNT, ncclFloat, up, comm, NULL));
+  CHECK_NCCL(ncclSend(buf, SL_COUNT, ncclFloat, down, comm, NULL));
+  CHECK_NCCL(ncclRecv(got, SL_COUNT, ncclFloat, down, comm, NULL));
+  CHECK_NCCL(ncclRecv(got + SL_COUNT, SL_COUNT, ncclFloat, up, comm, NULL));
+  CHECK_NCCL(ncclGroupEnd());
+  for (int i = 0; i < SL_COUNT; i++) {
+    CHECK_MSG(got[i] == (float)(down * 1000000 + 700000 + i), "rank %d: from rank %d element %d is %g", rank, down, i,
+              (double)got[i]);
+    CHECK_MSG(got[SL_COUNT + i] == (float)(up * 1000000 + 700000 + i), "rank %d: from rank %d element %d is %g", rank,
+              up, i, (double)got[SL_COUNT + i]);
+  }
+  free(got);
+  if (rank == v) {
+    r->victimPid = (int)getpid();
+    gethostname(r->victimHost, sizeof(r->victimHost) - 1);
+    for (int idx = 0; idx < 2; idx++) {
+      sl_fill(buf, rank, idx);
+      CHECK_NCCL(ncclSend(buf, SL_COUNT, ncclFloat, next, comm, NULL));
+    }
+    sl_fill(buf, rank, 0);
+    CHECK_NCCL(ncclSend(buf, SL_COUNT, ncclFloat, prev, comm, NULL));
+    if (early) {
+      int64_t entered = 0;
+      for (int i = 0; i < 10000 && entered < 2; i++, usleep(1000)) entered = __atomic_load_n(&r->entered, __ATOMIC_ACQUIRE);
+      CHECK_MSG(entered == 2, "the receivers did not take the victim's messages within 10 s");
+      usleep(100 * 1000); /* they are inside the receive never sent */
+    }
+    free(buf);
+    r->eventNs = now_ns();
+    CHECK_NCCL(ncclCommDestroy(comm));
+    return 0;
+  }
+  int mine = rank == next ? 2 : 1;
+  if (!early) {
+    CHECK_MSG(sl_wait(&r->eventNs, 1), "rank %d: the victim did not leave within 10 s", rank);
+    usleep(300 * 1000); /* its goodbye has come */
+  }
+  for (int idx = 0; idx < mine; idx++) {
+    memset(buf, 0xff, SL_COUNT * sizeof(float));
+    ncclResult_t res = ncclRecv(buf, SL_COUNT, ncclFloat, v, comm, NULL);
+    CHECK_MSG(res == ncclSuccess, "rank %d: receive %d of %d sent by rank %d before it left: %s", rank, idx + 1, mine, v,
+              ncclGetLastError(comm));
+    for (int i = 0; i < SL_COUNT; i++) {
+      float want = (float)(v * 1000000 + idx * 100000 + i);
+      CHECK_MSG(buf[i] == want, "rank %d message %d: element %d is %g, not %g", rank, idx, i, (double)buf[i],
+                (double)want);
+    }
+  }
+  /* Both receivers have their messages before either fails the comm. */
+  __atomic_add_fetch(&r->entered, 1, __ATOMIC_RELEASE);
+  for (int i = 0; i < 10000 && __atomic_load_n(&r->entered, __ATOMIC_ACQUIRE) < 2; i++) usleep(1000);
+  int64_t called = now_ns();
+  ncclResult_t res = ncclRecv(buf, SL_COUNT, ncclFloat, v, comm, NULL);
+  free(buf);
+  CHECK(check_failure(rank, comm, res, r, "the receive the leaver never sent", called) == 0);
+  CHECK_MSG(strstr(ncclGetLastError(comm), "left the communicator"), "rank %d: not a departure: %s", rank,
+            ncclGetLastError(comm));
+  CHECK_NCCL(ncclCommAbort(comm));
+  return 0;
+}
+
 static int rank_main(int rank, int n, void* arg) {
   round_t* r = arg;
   if (two_hosts) CHECK(netns_enter(&nsp, rank > 0, rank > 0 ? "mkccl-watch-b" : "mkccl-watch-a") == 0);
@@ -242,6 +333,7 @@ static int rank_main(int rank, int n, void* arg) {
     case MODE_KILL: rc = run_allreduce(rank, n, r, comm, 16u << 20); break; /* 64 MB of floats */
     case MODE_P2P: rc = run_p2p(rank, n, r, comm); break;
     case MODE_IDLE: rc = run_idle(rank, n, r, comm); break;
+    case MODE_SENDLEAVE: return run_sendleave(rank, n, r, comm, r->iters % 2);
     default: return run_depart(rank, n, r, comm); /* ends or aborts its comm itself */
   }
   CHECK_NCCL(ncclCommAbort(comm));
@@ -250,9 +342,9 @@ static int rank_main(int rank, int n, void* arg) {
 
 int main(int argc, char** argv) {
   int mode = -1;
-  for (int m = 0; m <= MODE_EXIT && argc > 1; m++)
+  for (int m = 0; m <= MODE_SENDLEAVE && argc > 1; m++)
     if (strcmp(argv[1], mode_names[m]) == 0) mode = m;
-  CHECK_MSG(mode >= 0, "usage: test_peer_watch kill|p2p|idle|leave|exit [ROUNDS] [hosts]");
+  CHECK_MSG(mode >= 0, "usage: test_peer_watch kill|p2p|idle|leave|exit|sendleave [ROUNDS] [hosts]");
   int rounds = argc > 2 ? atoi(argv[2]) : 2;
   two_hosts = argc > 3 && strcmp(argv[3], "hosts") == 0;
   if (two_hosts) netns_require(&nsp);
