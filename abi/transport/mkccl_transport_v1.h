@@ -228,6 +228,11 @@ typedef struct mkcclTransportServices_v1 {
    * length. ncclInvalidArgument, outputs untouched, when none does.
    * Callable from any thread. */
   ncclResult_t (*memRegFind)(void* ctx, const void* ptr, size_t bytes, void** base, size_t* size);
+  /* ---- topology (appended; check `size` before use) ---- */
+  /* The path type (0 LOC .. 9 SYS, NCCL's PATH_* numbering) from this
+   * rank's GPU to net device `dev` of the communicator's net plugin; -1
+   * when unknown (a host rank, no topology, no such device). */
+  int (*netGpuPath)(void* ctx, int dev);
 } mkcclTransportServices_v1;
 
 typedef struct {

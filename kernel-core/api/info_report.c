@@ -4,12 +4,14 @@
 
 #include "base/err.h"
 #include "base/param.h"
+#include "dp/dp_topo.h"
 #include "mkccl_info.h"
 #include "netdev/netdev.h"
 #include "plugin/collnet.h"
 #include "plugin/loader.h"
 #include "plugin/manifest_set.h"
 #include "plugin/net.h"
+#include "topo/topo.h"
 
 static void info_version(FILE* out) {
   int code = 0;
@@ -94,11 +96,18 @@ static ncclResult_t info_plugins(FILE* out) {
   return ncclSuccess;
 }
 
-/* TOPOLOGY: kernel-core/topo prints the machine here (CPUs/NUMA, PCI tree,
- * GPUs, NICs by the net plugin's pciPath, GPU-NIC paths). The integrator
- * wires it; until then the section says so. */
+/* The machine as communicators see it: CPUs and NUMA domains, the PCI
+ * tree, the GPUs of the CUDA driver and the devices of the net plugin a
+ * communicator would take, and the paths between them. */
 static ncclResult_t info_topology(FILE* out) {
-  fprintf(out, "\nTopology\n  (not wired yet: kernel-core/topo prints here)\n");
+  plugin_net_t* net = NULL;
+  if (plugin_net_acquire(NULL, &net) != ncclSuccess) net = NULL;
+  const topo_system_t* sys = NULL;
+  ncclResult_t res = dp_topo_for_net(net ? net->net : NULL, &sys);
+  fprintf(out, "\nTopology (NICs: %s)\n", net ? net->name : "none, no net plugin loaded");
+  if (res == ncclSuccess) topo_print(sys, out);
+  else fprintf(out, "  not available: %s\n", ncclGetLastError(NULL));
+  if (net) plugin_net_release(net);
   return ncclSuccess;
 }
 

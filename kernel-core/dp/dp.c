@@ -7,6 +7,7 @@
 #include "base/param.h"
 #include "channel/channel_setup.h"
 #include "collnet/collnet.h"
+#include "dp/dp_topo.h"
 #include "comm/comm.h"
 #include "exec/exec.h"
 #include "netdev/netdev.h"
@@ -231,6 +232,7 @@ ncclResult_t dp_init(struct ncclComm* comm) {
   MK_CHECK(dp->exec.ops->bind(comm));
   MK_CHECK(dp_peers_fill(comm));
   MK_CHECK_GOTO(dp_net_open(comm), res, fail_peers);
+  MK_CHECK_GOTO(dp_topo_open(comm), res, fail_net);
   MK_CHECK_GOTO(netdev_comm_open(comm), res, fail_net);
   MK_CHECK_GOTO(transport_set_init(comm, &dp->tr.set), res, fail_net);
   dp->tr.ready = 1;

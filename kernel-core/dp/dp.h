@@ -90,6 +90,7 @@ typedef struct dp_state {
   uint64_t aloneCount;     /* of those, run at once outside any group (plan_alone.c), for tests */
   struct proxy_replay* graphOps; /* proxy ops of captured launches (plan/plan_graph.h) */
   struct collnet_comm* collnet; /* the collnet the CollNet algorithm reduces through, NULL: none (collnet/collnet.h) */
+  const struct topo_system* topo; /* the machine's, shared, NULL when not needed or not built (dp_topo.h) */
 } dp_state_t;
 
 /* Channels of a host communicator when MKCCL_HOST_NCHANNELS is 0, for one

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/param.h"
 #include "comm/comm.h"
+#include "dp/dp_topo.h"
 #include "netdev/netdev.h"
 #include "topo/topo.h"
 #include "transport/transport.h"
@@ -48,6 +49,8 @@ static ncclResult_t services_mem_reg_find(void* ctx, const void* ptr, size_t byt
   return mem_reg_find(ctx, ptr, bytes, base, size);
 }
 
+static int services_net_gpu_path(void* ctx, int dev) { return dp_topo_gpu_nic_path(ctx, dev); }
+
 ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServices_v1* s) {
   memset(s, 0, sizeof(*s));
   s->size = sizeof(*s);
@@ -78,6 +81,7 @@ ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServic
   s->netDeviceNeedsProxyProgress = netdev_service_needs_proxy_progress;
   s->netDeviceHandleFree = netdev_service_handle_free;
   s->memRegFind = services_mem_reg_find;
+  s->netGpuPath = services_net_gpu_path;
   if (comm->cudaDev >= 0) MK_CHECK(transport_services_gpu_fill(comm, s));
   return ncclSuccess;
 }

@@ -72,15 +72,17 @@ static int net_conn_gdr(transport_net_ctx_t* ctx, const mkcclConnSetup_v1* args,
   memset(&props, 0, sizeof(props));
   if (ctx->net->getProperties(c->netDev, &props) != ncclSuccess) props.ptrSupport = NCCL_PTR_HOST;
   c->forceFlushProp = props.forceFlush;
-  transport_net_gdr_in_t in = {args->deviceMem, props.ptrSupport, ctx->offload, c->isSend,
-                               ctx->gdrLevel,   ctx->gdrRead,     ctx->services->sm};
-  const char* why = "";
-  int gdr = transport_net_gdr_decide(&in, &why);
+  const mkcclTransportServices_v1* sv = ctx->services;
+  int pathKnown = sv->size >= offsetof(mkcclTransportServices_v1, netGpuPath) + sizeof(sv->netGpuPath) && sv->netGpuPath;
+  transport_net_gdr_in_t in = {args->deviceMem, props.ptrSupport, ctx->offload, c->isSend, ctx->gdrLevel,
+                               ctx->gdrRead,    sv->sm,           pathKnown ? sv->netGpuPath(sv->ctx, c->netDev) : -1};
+  char why[160];
+  int gdr = transport_net_gdr_decide(&in, why, (int)sizeof(why));
   int bit = c->isSend ? 2 : 1;
   if (args->deviceMem && !(__atomic_fetch_or(&ctx->gdrSaid, bit, __ATOMIC_RELAXED) & bit)) {
     if (gdr)
-      NET_LOG(ctx, NCCL_LOG_INFO, "transport-net: rank %d: GPUDirect RDMA for %s: step buffers in GPU memory",
-              ctx->services->rank, c->isSend ? "sends" : "receives");
+      NET_LOG(ctx, NCCL_LOG_INFO, "transport-net: rank %d: GPUDirect RDMA for %s: step buffers in GPU memory (%s)",
+              ctx->services->rank, c->isSend ? "sends" : "receives", why);
     else
       NET_LOG(ctx, NCCL_LOG_INFO, "transport-net: rank %d: %s staged in host memory: %s", ctx->services->rank,
               c->isSend ? "sends" : "receives", why);

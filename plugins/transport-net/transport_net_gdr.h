@@ -14,11 +14,12 @@ typedef struct {
   int gdrLevel;   /* NCCL_NET_GDR_LEVEL as a path type, -1 unset */
   int gdrRead;    /* NCCL_NET_GDR_READ: 1, 0, -1 unset */
   int sm;         /* the GPU's compute capability x10 */
+  int path;       /* path type from the GPU to the net device, -1 unknown */
 } transport_net_gdr_in_t;
 
 /* 1: this side's step buffers go in GPU memory, registered with
- * NCCL_PTR_CUDA. 0: host memory, and *why (never NULL) says why. */
-int transport_net_gdr_decide(const transport_net_gdr_in_t* in, const char** why);
+ * NCCL_PTR_CUDA. 0: host memory, and why (len bytes) says why. */
+int transport_net_gdr_decide(const transport_net_gdr_in_t* in, char* why, int len);
 
 /* Whether a receive that landed in GPU memory needs an iflush before the
  * executor reads it: GPUs before Hopper (sm_90) may see the completion

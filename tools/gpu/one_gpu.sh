@@ -66,7 +66,16 @@ t gpu_proc2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_c
 # each receive (the plugin says forceFlush). The kit's gpu-memory check on
 # the same plugin first; then the collective matrix (Send/Recv included) in
 # 2 processes and 2 threads, and Send/Recv and AllReduce up to 64 MB.
-GDR="NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET_PLUGIN=$P/libmkccl-net-cudacopy.so NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
+# The NIC net-cudacopy wraps is a socket interface wherever it sits, so
+# NCCL_NET_GDR_LEVEL=SYS lifts the distance rule here; gpu_gdr_distance runs
+# with the default level (PXB) and checks the decision against the distance
+# the topology gives (gpu_topology prints it).
+NOGDRLEVEL="NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET_PLUGIN=$P/libmkccl-net-cudacopy.so NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
+GDR="$NOGDRLEVEL NCCL_NET_GDR_LEVEL=SYS"
+t gpu_topology 60 LD_LIBRARY_PATH=$MK_LD NCCL_NET_PLUGIN=$P/libmkccl-net-cudacopy.so -- $C/bin/mkccl-info --topology
+need gpu_topology "^ *GPU 0 "
+t gpu_gdr_distance 90 $G $NOGDRLEVEL -- $C/bin/test_gpu_coll proc 2 quick
+need gpu_gdr_distance "receives: step buffers in GPU memory (the NIC is \(LOC\|PIX\|PXB\|P2C\) from the GPU)\|receives staged in host memory: the NIC is \(PXN\|PHB\|SYS\) from the GPU, farther than NCCL_NET_GDR_LEVEL's default PXB"
 t gpu_gdr_netcheck 90 LD_LIBRARY_PATH=$MK_LD -- $C/bin/mkccl-netcheck $P/libmkccl-net-cudacopy.so --only gpu-memory
 need gpu_gdr_netcheck "PASS *gpu-memory/data-cuda"
 need gpu_gdr_netcheck "PASS *gpu-memory/iflush-cuda"

@@ -70,7 +70,8 @@ int main(void) {
   /* collnet-soft is in the default manifest, loaded only when asked. */
   CHECK_STR_CONTAINS(out, "    collnet-soft   collnet    abi 12");
   CHECK_STR_CONTAINS(out, "refused 'collnet-soft' v12: collnet is off (NCCL_COLLNET_ENABLE=0)");
-  CHECK_STR_CONTAINS(out, "Topology");
+  CHECK_STR_CONTAINS(out, "\nTopology (NICs: Socket)\nTopology from ");
+  CHECK_STR_CONTAINS(out, "\nPaths (type/GB/s):\n");
   CHECK_STR_CONTAINS(out, "\nParameters");
   CHECK_STR_CONTAINS(out, "  NCCL_NET_PLUGIN              =                      [default]");
   CHECK_STR_CONTAINS(out, "  MKCCL_MANIFEST               =");
@@ -94,6 +95,13 @@ int main(void) {
            tmpdir);
   CHECK_STR_CONTAINS(out, want);
   CHECK_STR_CONTAINS(out, "  NCCL_NET_PLUGIN              = none                 [environment]");
+  /* The topology's NICs are the devices of the net plugin taken, in order. */
+  CHECK_EQ_INT(run(env, "--topology"), 0);
+  CHECK(strstr(out, "\nParameters") == NULL);
+  CHECK_STR_CONTAINS(out, "\nTopology (NICs: test-net-info)\n");
+  CHECK_STR_CONTAINS(out, "3 NICs");
+  CHECK_STR_CONTAINS(out, "NIC 0 tn0 - 12345 Mb/s gdr 0");
+  CHECK_STR_CONTAINS(out, "NIC 2 tn0 - 12347 Mb/s gdr 0");
 
   /* Collnet: off by default, its candidates listed and refused; on, loaded
    * through its adapter, and said to be used by no communicator. */

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,7 +315,16 @@ typedef struct {
   int sendDev, recvDev; /* expected: the side's buffers in device memory */
   int flush;            /* expected: every receive flushed */
   const char* line;     /* an INFO line that must be there, or NULL */
+  int path;             /* the GPU-NIC path type the core reports (0 LOC when left out); -1 unknown;
+                           NO_PATH_SERVICE: a core without netGpuPath */
 } case_t;
+#define NO_PATH_SERVICE (-2)
+
+static int casePath;
+static int s_net_gpu_path(void* ctx, int dev) {
+  (void)ctx;
+  return dev == 0 ? casePath : -1;
+}
 
 static void run_case(const case_t* k, int shared) {
   memset(wires, 0, sizeof(wires));
@@ -337,6 +347,9 @@ static void run_case(const case_t* k, int shared) {
   sv.sm = k->sm;
   sv.netGdrLevel = k->gdrLevel;
   sv.netGdrRead = k->gdrRead;
+  casePath = k->path;
+  sv.netGpuPath = s_net_gpu_path;
+  if (k->path == NO_PATH_SERVICE) sv.size = offsetof(mkcclTransportServices_v1, netGpuPath);
   void* tctx;
   CHECK_NCCL(T->init(&sv, &tctx));
   side_t snd[NCH], rcv[NCH];
@@ -378,17 +391,27 @@ static void run_case(const case_t* k, int shared) {
 }
 
 static const case_t cases[] = {
-    {"host executor", 0, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 0, 0, 0, 0, 0, 0, NULL},
-    {"host-only plugin", 1, NCCL_PTR_HOST, -1, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the net plugin does not take CUDA pointers"},
-    {"gdr on Hopper", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives"},
-    {"gdr, plugin forces flush", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 1, 0, 1, 1, 1, "GPUDirect RDMA for sends"},
-    {"gdr on Ampere flushes", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 80, 0, 0, 1, 1, 1, NULL},
-    {"gdr on Volta: no GPU reads", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 70, 0, 0, 0, 1, 1, "sends staged in host memory: sends read GPU memory only from sm_80"},
-    {"NCCL_NET_GDR_READ=1 on Volta", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, 1, 70, 0, 0, 1, 1, 1, NULL},
-    {"NCCL_NET_GDR_READ=0", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, 0, 90, 0, 0, 0, 1, 0, "sends staged in host memory: NCCL_NET_GDR_READ=0"},
-    {"NCCL_NET_GDR_LEVEL=LOC", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 0, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: NCCL_NET_GDR_LEVEL=LOC"},
-    {"NCCL_NET_GDR_LEVEL=SYS", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 9, -1, 90, 0, 0, 1, 1, 0, NULL},
-    {"plugin refuses GPU memory", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 1, 1, 0, 0, 0, "net data goes through host memory"},
+    {"host executor", 0, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 0, 0, 0, 0, 0, 0, NULL, 0},
+    {"host-only plugin", 1, NCCL_PTR_HOST, -1, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the net plugin does not take CUDA pointers", 0},
+    {"gdr on Hopper", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives", 0},
+    {"gdr, plugin forces flush", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 1, 0, 1, 1, 1, "GPUDirect RDMA for sends", 0},
+    {"gdr on Ampere flushes", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 80, 0, 0, 1, 1, 1, NULL, 0},
+    {"gdr on Volta: no GPU reads", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 70, 0, 0, 0, 1, 1, "sends staged in host memory: sends read GPU memory only from sm_80", 0},
+    {"NCCL_NET_GDR_READ=1 on Volta", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, 1, 70, 0, 0, 1, 1, 1, NULL, 0},
+    {"NCCL_NET_GDR_READ=0", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, 0, 90, 0, 0, 0, 1, 0, "sends staged in host memory: NCCL_NET_GDR_READ=0", 0},
+    {"NCCL_NET_GDR_LEVEL=LOC", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 0, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: NCCL_NET_GDR_LEVEL=LOC", 0},
+    {"NCCL_NET_GDR_LEVEL=SYS", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 9, -1, 90, 0, 0, 1, 1, 0, NULL, 0},
+    {"plugin refuses GPU memory", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 1, 1, 0, 0, 0, "net data goes through host memory", 0},
+    /* The GPU-NIC distance against NCCL_NET_GDR_LEVEL (unset: PXB; P2C near too). */
+    {"NIC one switch away (PIX)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (the NIC is PIX from the GPU)", 4},
+    {"NIC under switches (PXB)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for sends: step buffers in GPU memory (the NIC is PXB from the GPU)", 5},
+    {"NIC on a C2C CPU (P2C)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (the NIC is P2C from the GPU)", 6},
+    {"NIC behind the host bridge (PHB)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the NIC is PHB from the GPU, farther than NCCL_NET_GDR_LEVEL's default PXB", 8},
+    {"NIC across the CPUs (SYS)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 0, 0, 0, "sends staged in host memory: the NIC is SYS from the GPU, farther than NCCL_NET_GDR_LEVEL's default PXB", 9},
+    {"NCCL_NET_GDR_LEVEL=PHB, NIC at PHB", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 8, -1, 90, 0, 0, 1, 1, 0, NULL, 8},
+    {"NCCL_NET_GDR_LEVEL=PIX, NIC at PXB", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 4, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the NIC is PXB from the GPU, farther than NCCL_NET_GDR_LEVEL PIX", 5},
+    {"distance unknown", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for sends: step buffers in GPU memory (GPU-NIC distance unknown)", -1},
+    {"core without the distance", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (GPU-NIC distance unknown)", NO_PATH_SERVICE},
 };
 
 int main(int argc, char** argv) {
