@@ -16,8 +16,6 @@
  * the user deregisters it, and those left when the communicator goes.
  * Usage: test_transport_net_ptr ptr|off|fault N */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,70 +24,28 @@
 
 #include "check.h"
 #include "nccl.h"
+#include "plugin_check.h"
 #include "ranks_id.h"
 
 #define BUFFSIZE 65536 /* NCCL_BUFFSIZE: 8 KB steps, so a megabyte spans many */
 #define STEP (BUFFSIZE / 8)
 #define GUARD 64
 static const char* mode;
-static char logDir[64];
-
-static uint8_t val(int from, int to, int call, size_t i) {
-  uint64_t x = ((uint64_t)from * 131 + (uint64_t)to * 7 + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)call << 40) ^ i;
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 29;
-  return (uint8_t)x;
-}
-
-static void fill(uint8_t* p, size_t n, int from, int to, int call) {
-  for (size_t i = 0; i < n; i++) p[i] = val(from, to, call, i);
-}
 
 /* The n bytes from `from`, then GUARD bytes still 0xa5. */
-static void expect(const uint8_t* p, size_t n, int from, int to, int call) {
-  for (size_t i = 0; i < n; i++)
-    CHECK_MSG(p[i] == val(from, to, call, i), "rank %d call %d: byte %zu of %zu from rank %d is %u, expected %u", to,
-              call, i, n, from, p[i], val(from, to, call, i));
+static void expect_guarded(const uint8_t* p, size_t n, int from, int to, int call) {
+  expect(p, n, from, to, call);
   for (size_t i = n; i < n + GUARD; i++)
     CHECK_MSG(p[i] == 0xa5, "rank %d call %d: written past the %zu bytes from rank %d", to, call, n, from);
 }
 
 static void clear(uint8_t* p, size_t n) { memset(p, 0xa5, n + GUARD); }
 
-static int find_net(struct dl_phdr_info* info, size_t size, void* out) {
-  (void)size;
-  if (!strstr(info->dlpi_name, "libmkccl-transport-net.so")) return 0;
-  snprintf(out, 512, "%s", info->dlpi_name);
-  return 1;
-}
-
 /* transport-net's counters, asked of the plugin the library loaded. */
 static uint64_t ptr_bytes(uint64_t* copied, uint64_t* received, int* regs) {
-  char path[512] = "";
-  dl_iterate_phdr(find_net, path);
-  CHECK_MSG(path[0], "transport-net is not loaded");
-  void* h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-  CHECK_MSG(h, "dlopen %s: %s", path, dlerror());
-  uint64_t (*fn)(uint64_t*, uint64_t*, int*) = (uint64_t(*)(uint64_t*, uint64_t*, int*))dlsym(h, "mkcclNetPtrBytes");
-  CHECK_MSG(fn, "%s has no mkcclNetPtrBytes", path);
-  uint64_t n = fn(copied, received, regs);
-  dlclose(h);
-  return n;
-}
-
-static int log_lines(const char* what) {
-  char path[128], line[2048];
-  snprintf(path, sizeof(path), "%s/log.%d", logDir, (int)getpid());
-  FILE* f = fopen(path, "r");
-  CHECK_MSG(f, "no log at %s", path);
-  int n = 0;
-  while (fgets(line, sizeof(line), f)) {
-    if (strstr(line, "NCCL WARN")) fputs(line, stderr);
-    n += strstr(line, what) != NULL;
-  }
-  fclose(f);
-  return n;
+  uint64_t (*fn)(uint64_t*, uint64_t*, int*) =
+      (uint64_t(*)(uint64_t*, uint64_t*, int*))plugin_sym("libmkccl-transport-net.so", "mkcclNetPtrBytes");
+  return fn(copied, received, regs);
 }
 
 static void* reg(ncclComm_t comm, void* p, size_t n) {
@@ -130,7 +86,7 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclSend(sbuf, b, ncclUint8, next, comm, NULL));
     CHECK_NCCL(ncclRecv(rbuf, b, ncclUint8, prev, comm, NULL));
     CHECK_NCCL(ncclGroupEnd());
-    expect(rbuf, b, prev, rank, call);
+    expect_guarded(rbuf, b, prev, rank, call);
     expected += b;
     expectedRecv += b;
     /* Every rank to every other, from parts of one registration. */
@@ -147,7 +103,7 @@ static int rank_main(int rank, int n, void* arg) {
     }
     CHECK_NCCL(ncclGroupEnd());
     for (int p = 0; p < n; p++)
-      if (p != rank) expect(rbuf + (size_t)p * slot, b, p, rank, call);
+      if (p != rank) expect_guarded(rbuf + (size_t)p * slot, b, p, rank, call);
     /* Rank 0 sends from a plain buffer (copied by its executor) to a
      * registered one, and receives into a plain one from a registered one. */
     call++;
@@ -159,7 +115,7 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclSend(src, b, ncclUint8, next, comm, NULL));
     CHECK_NCCL(ncclRecv(dst, b, ncclUint8, prev, comm, NULL));
     CHECK_NCCL(ncclGroupEnd());
-    expect(dst, b, prev, rank, call);
+    expect_guarded(dst, b, prev, rank, call);
     if (rank != 0) expected += b;
     if (rank != 0) expectedRecv += b;
     /* From a window. */
@@ -170,7 +126,7 @@ static int rank_main(int rank, int n, void* arg) {
     CHECK_NCCL(ncclSend(wbuf, b, ncclUint8, prev, comm, NULL));
     CHECK_NCCL(ncclRecv(rbuf, b, ncclUint8, next, comm, NULL));
     CHECK_NCCL(ncclGroupEnd());
-    expect(rbuf, b, next, rank, call);
+    expect_guarded(rbuf, b, next, rank, call);
     expected += b;
     expectedRecv += b;
     /* A registration made for one call, then gone: the next call from the
@@ -184,7 +140,7 @@ static int rank_main(int rank, int n, void* arg) {
       CHECK_NCCL(ncclSend(tmp, b, ncclUint8, next, comm, NULL));
       CHECK_NCCL(ncclRecv(rbuf, b, ncclUint8, prev, comm, NULL));
       CHECK_NCCL(ncclGroupEnd());
-      expect(rbuf, b, prev, rank, call);
+      expect_guarded(rbuf, b, prev, rank, call);
       expectedRecv += b;
       if (again == 0) {
         expected += b;
@@ -234,9 +190,9 @@ static int rank_main(int rank, int n, void* arg) {
   ptr_bytes(NULL, NULL, &left);
   CHECK_MSG(left == 0, "rank %d: %d registrations with the net plugin outlive their communicator", rank, left);
   (void)hr; /* left registered through the destroy on purpose */
-  int said = log_lines("goes through staging: the net plugin's regMr");
+  int said = plugin_log_lines("goes through staging: the net plugin's regMr");
   CHECK_EQ_INT(said, !strcmp(mode, "fault"));
-  CHECK_EQ_INT(log_lines("goes through staging"), said);
+  CHECK_EQ_INT(plugin_log_lines("goes through staging"), said);
   free(tmp), free(wbuf), free(plain), free(rbuf), free(sbuf);
   return 0;
 }
@@ -255,18 +211,8 @@ int main(int argc, char** argv) {
   setenv("NCCL_BUFFSIZE", v, 1);
   setenv("MKCCL_P2P_NCHANNELS", "2", 1);
   setenv("MKCCL_HOST_NCHANNELS", "2", 1);
-  snprintf(logDir, sizeof(logDir), "/tmp/mkccl-netptr-XXXXXX");
-  CHECK(mkdtemp(logDir));
-  char file[128];
-  snprintf(file, sizeof(file), "%s/log.%%p", logDir);
-  setenv("NCCL_DEBUG", "INFO", 1);
-  setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 1);
-  setenv("NCCL_DEBUG_FILE", file, 1);
-  int rc = ranks_run(n, rank_main, NULL, 300);
-  char cmd[160];
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", logDir);
-  if (rc == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", logDir);
-  CHECK_MSG(rc == 0, "a rank failed (logs in %s)", logDir);
+  plugin_log_start("INIT,NET");
+  plugin_log_end(ranks_run(n, rank_main, NULL, 300));
   printf("test_transport_net_ptr %s %d: ok\n", mode, n);
   return 0;
 }

@@ -24,7 +24,7 @@
 #include "check.h"
 #include "nccl.h"
 #include "ranks_id.h"
-#include "shm_check.h"
+#include "plugin_check.h"
 
 #define N 3
 static const char* mode;
@@ -117,7 +117,7 @@ static int rank_main(int rank, int n, void* arg) {
     expect(plain, b, next, rank, call);
     expected += b;
   }
-  uint64_t got = shm_counter("mkcclShmCmaBytes");
+  uint64_t got = plugin_counter("libmkccl-transport-shm.so", "mkcclShmCmaBytes");
   if (cma)
     CHECK_MSG(got == expected, "rank %d read %llu bytes in place, expected %llu", rank, (unsigned long long)got,
               (unsigned long long)expected);
@@ -128,7 +128,7 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommDeregister(comm, hr));
   CHECK_NCCL(ncclCommDeregister(comm, hs));
   CHECK_NCCL(ncclCommDestroy(comm));
-  int off = shm_log_lines("single copy off"), failed = shm_log_lines("process_vm_readv from rank");
+  int off = plugin_log_lines("single copy off"), failed = plugin_log_lines("process_vm_readv from rank");
   CHECK_EQ_INT(off, strcmp(mode, "off") == 0);
   CHECK_EQ_INT(failed, strcmp(mode, "fault") == 0);
   free(wbuf), free(plain), free(both), free(rbuf), free(sbuf);
@@ -141,9 +141,9 @@ int main(int argc, char** argv) {
   CHECK_MSG(!strcmp(mode, "cma") || !strcmp(mode, "off") || !strcmp(mode, "fault"), "unknown mode %s", mode);
   setenv("MKCCL_SHM_CMA", strcmp(mode, "off") ? "1" : "0", 1);
   if (!strcmp(mode, "fault")) setenv("MKCCL_SHM_CMA_FAULT", "1", 1);
-  shm_log_start();
+  plugin_log_start("INIT,SHM");
   int rc = ranks_run(N, rank_main, NULL, 120);
-  shm_log_end(rc);
+  plugin_log_end(rc);
   printf("test_transport_shm_cma %s: ok\n", mode);
   return 0;
 }

@@ -23,7 +23,7 @@
 #include "check.h"
 #include "nccl.h"
 #include "ranks_id.h"
-#include "shm_check.h"
+#include "plugin_check.h"
 
 #define N 3
 static const char* mode;
@@ -148,7 +148,7 @@ static int rank_main(int rank, int n, void* arg) {
     mapExpected += b;
   }
   colls(comm, rank, call, &mapExpected);
-  uint64_t mapped = shm_counter("mkcclShmMapBytes"), cmaRead = shm_counter("mkcclShmCmaBytes");
+  uint64_t mapped = plugin_counter("libmkccl-transport-shm.so", "mkcclShmMapBytes"), cmaRead = plugin_counter("libmkccl-transport-shm.so", "mkcclShmCmaBytes");
   CHECK_MSG(mapped == (map ? mapExpected : 0), "rank %d copied %llu bytes from mapped memory, expected %llu (%s)",
             rank, (unsigned long long)mapped, (unsigned long long)(map ? mapExpected : 0), mode);
   CHECK_MSG(cmaRead == (mixed ? cmaExpected : 0), "rank %d read %llu bytes by CMA, expected %llu (%s)", rank,
@@ -156,7 +156,7 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommDeregister(comm, hp));
   CHECK_NCCL(ncclCommDestroy(comm));
   CHECK_NCCL(ncclMemFree(sbuf));
-  CHECK_EQ_INT(shm_log_lines("cannot map its peer's ncclMemAlloc memory"), !map);
+  CHECK_EQ_INT(plugin_log_lines("cannot map its peer's ncclMemAlloc memory"), !map);
   free(plain), free(rbuf);
   printf("rank %d: %s: %llu bytes mapped, %llu by CMA: ok\n", rank, mode, (unsigned long long)mapped,
          (unsigned long long)cmaRead);
@@ -171,9 +171,9 @@ int main(int argc, char** argv) {
   setenv("NCCL_PROTO", "Simple", 1);
   setenv("MKCCL_SHM_MAP", strcmp(mode, "off") ? "1" : "0", 1);
   setenv("MKCCL_SHM_CMA", strcmp(mode, "mixed") ? "0" : "1", 1);
-  shm_log_start();
+  plugin_log_start("INIT,SHM");
   int rc = ranks_run(N, rank_main, NULL, 120);
-  shm_log_end(rc);
+  plugin_log_end(rc);
   printf("test_transport_shm_map %s: ok\n", mode);
   return 0;
 }
