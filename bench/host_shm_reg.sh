@@ -32,14 +32,7 @@ THP=${HOST_SHM_REG_THP:-0}
 [[ -x $B/mkccl-perf && -x $B/mkccl-run ]] || { echo "no $B/mkccl-perf or $B/mkccl-run: build first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-# Sizes from MIN to MAX by FACTOR, in bytes.
-bytes() { numfmt --from=iec "$1"; }
-sizes() {
-  local s; s=$(bytes "$MIN")
-  local e; e=$(bytes "$MAX")
-  while (( s <= e )); do echo "$s"; s=$(( s * FACTOR )); done
-}
+source bench/perf_lib.sh
 
 # One mkccl-perf run at one size: "time busbw #wrong" (out of place), or "- - -".
 #   run COLL SIZE REG MEM
@@ -47,14 +40,7 @@ run() {
   local coll=$1 size=$2 reg=$3 mem=$4 log=$tmp/log
   MKCCL_SHM_CMA=$reg MKCCL_CUDA_DISABLE=1 "$B/mkccl-run" -n "$RANKS" -- "$B/mkccl-perf" "$coll" -b "$size" -e "$size" \
     -n "$ITERS" -w "$WARMUP" -c 1 --reg "$reg" --mem "$mem" --thp "$THP" >"$log" 2>&1
-  local rc=$? row
-  row=$(awk '!/^#/ && NF >= 9 {print $6, $8, $9; exit}' "$log")
-  if [[ $rc != 0 || -z $row ]]; then
-    echo "# $coll $size --reg $reg --mem $mem exited $rc:" >&2
-    sed 's/^/#   /' "$log" | tail -5 >&2
-    row="- - -"
-  fi
-  echo "$row"
+  perf_row "$log" $? "$coll $size --reg $reg --mem $mem"
 }
 
 # Open MPI's busbw at one size, vader with single-copy mechanism $1.
@@ -67,8 +53,6 @@ mpi_run() {
 have_mpi=0
 command -v "$MPIRUN" >/dev/null && [[ -x $B/mkccl-mpi-shm ]] && have_mpi=1
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", b / a; else print "-" }'; }
-
 echo "# mkccl host $COLLS over SHM, $RANKS processes, $(nproc) cores: plain (copied), registered (--reg 1, CMA)"
 echo "# and ncclMemAlloc'ed (--mem 1, mapped) buffers, all measured in this run, size by size one after the other,"
 echo "# out-of-place, $ITERS iterations after $WARMUP warm-up"
@@ -79,7 +63,7 @@ printf "#$fmt" "" "" "plain" "" "" "reg" "" "" "mem" "" "" "" "" "" ""
 printf "#$fmt" "coll" "size(B)" "time(us)" "busbw" "#wrong" "time(us)" "busbw" "#wrong" "time(us)" "busbw" "#wrong" \
   "reg/plain" "mem/plain" "ompi-cma" "ompi-none"
 for coll in $COLLS; do
-  for size in $(sizes); do
+  for size in $(perf_sizes "$MIN" "$MAX" "$FACTOR"); do
     read -r t0 b0 w0 <<<"$(run "$coll" "$size" 0 0)"
     read -r t1 b1 w1 <<<"$(run "$coll" "$size" 1 0)"
     read -r t2 b2 w2 <<<"$(run "$coll" "$size" 0 1)"
@@ -87,7 +71,7 @@ for coll in $COLLS; do
     if (( have_mpi )) && [[ $coll == sendrecv ]]; then
       m1=$(mpi_run cma "$size"); m0=$(mpi_run none "$size")
     fi
-    printf " $fmt" "$coll" "$size" "$t0" "$b0" "$w0" "$t1" "$b1" "$w1" "$t2" "$b2" "$w2" "$(ratio "$b0" "$b1")" \
-      "$(ratio "$b0" "$b2")" "${m1:--}" "${m0:--}"
+    printf " $fmt" "$coll" "$size" "$t0" "$b0" "$w0" "$t1" "$b1" "$w1" "$t2" "$b2" "$w2" "$(perf_ratio "$b0" "$b1")" \
+      "$(perf_ratio "$b0" "$b2")" "${m1:--}" "${m0:--}"
   done
 done

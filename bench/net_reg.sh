@@ -23,30 +23,15 @@ RANKS=${NET_REG_RANKS:-2}
 [[ -x $B/mkccl-perf && -x $B/mkccl-run ]] || { echo "no $B/mkccl-perf or $B/mkccl-run: build first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-bytes() { numfmt --from=iec "$1"; }
-sizes() {
-  local s; s=$(bytes "$MIN")
-  local e; e=$(bytes "$MAX")
-  while (( s <= e )); do echo "$s"; s=$(( s * FACTOR )); done
-}
+source bench/perf_lib.sh
 
 # One mkccl-perf run at one size: "time busbw #wrong" (out of place), or "- - -".
 run() {
   local size=$1 reg=$2 ptr=$3 log=$tmp/log
   NCCL_SHM_DISABLE=1 NCCL_P2P_DISABLE=1 MKCCL_NET_PTR=$ptr "$B/mkccl-run" -n "$RANKS" -- "$B/mkccl-perf" sendrecv \
     -b "$size" -e "$size" -n "$ITERS" -w "$WARMUP" -c 1 --reg "$reg" >"$log" 2>&1
-  local rc=$? row
-  row=$(awk '!/^#/ && NF >= 9 {print $6, $8, $9; exit}' "$log")
-  if [[ $rc != 0 || -z $row ]]; then
-    echo "# size $size --reg $reg MKCCL_NET_PTR=$ptr exited $rc:" >&2
-    sed 's/^/#   /' "$log" | tail -5 >&2
-    row="- - -"
-  fi
-  echo "$row"
+  perf_row "$log" $? "size $size --reg $reg MKCCL_NET_PTR=$ptr"
 }
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", b / a; else print "-" }'; }
 
 echo "# mkccl host sendrecv over net-socket, $RANKS processes, $(nproc) cores: unregistered, registered (--reg 1,"
 echo "# in place), registered with MKCCL_NET_PTR=0 (copied); one after the other per size, out of place,"
@@ -56,11 +41,11 @@ printf "#%-5s %11s  %10s %7s %6s  %10s %7s %6s  %10s %7s %6s  %9s %9s\n" "" "" "
 printf "#%-5s %11s  %10s %7s %6s  %10s %7s %6s  %10s %7s %6s  %9s %9s\n" "round" "size(B)" "time(us)" "busbw" "#wrong" \
   "time(us)" "busbw" "#wrong" "time(us)" "busbw" "#wrong" "reg/unreg" "copy/unrg"
 for round in $(seq 1 "$ROUNDS"); do
-  for size in $(sizes); do
+  for size in $(perf_sizes "$MIN" "$MAX" "$FACTOR"); do
     read -r t0 b0 w0 <<<"$(run "$size" 0 1)"
     read -r t1 b1 w1 <<<"$(run "$size" 1 1)"
     read -r t2 b2 w2 <<<"$(run "$size" 1 0)"
     printf " %-5s %11s  %10s %7s %6s  %10s %7s %6s  %10s %7s %6s  %9s %9s\n" "$round" "$size" "$t0" "$b0" "$w0" "$t1" \
-      "$b1" "$w1" "$t2" "$b2" "$w2" "$(ratio "$b0" "$b1")" "$(ratio "$b0" "$b2")"
+      "$b1" "$w1" "$t2" "$b2" "$w2" "$(perf_ratio "$b0" "$b1")" "$(perf_ratio "$b0" "$b2")"
   done
 done
