@@ -29,6 +29,9 @@ typedef struct mem_host {
 
 static pthread_mutex_t mem_host_lock = PTHREAD_MUTEX_INITIALIZER;
 static mem_host_t* mem_host_list;
+/* Allocations listed: read without the lock, so planning a collective
+ * takes no lock in processes that never called ncclMemAlloc. */
+static int mem_host_count;
 static uint64_t mem_host_next_id;
 
 /* Unique in this process and unlikely to repeat across its lifetimes at one
@@ -71,6 +74,7 @@ ncclResult_t mem_host_alloc(size_t size, void** ptr) {
   __atomic_store_n(&tail->id, mem_host_id(), __ATOMIC_RELEASE);
   m->next = mem_host_list;
   mem_host_list = m;
+  __atomic_add_fetch(&mem_host_count, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&mem_host_lock);
   *ptr = p;
   return ncclSuccess;
@@ -88,6 +92,7 @@ int mem_host_free(void* ptr, ncclResult_t* res) {
     if ((*p)->base == ptr) {
       m = *p;
       *p = m->next;
+      __atomic_sub_fetch(&mem_host_count, 1, __ATOMIC_RELEASE);
       break;
     }
   pthread_mutex_unlock(&mem_host_lock);
@@ -104,6 +109,7 @@ int mem_host_free(void* ptr, ncclResult_t* res) {
 int mem_host_covers(const void* ptr, size_t bytes) {
   const char* p = ptr;
   int found = 0;
+  if (__atomic_load_n(&mem_host_count, __ATOMIC_ACQUIRE) == 0) return 0;
   pthread_mutex_lock(&mem_host_lock);
   for (const mem_host_t* m = mem_host_list; m && !found; m = m->next)
     found = p >= m->base && bytes <= m->bytes && (size_t)(p - m->base) <= m->bytes - bytes;
