@@ -233,6 +233,12 @@ typedef struct mkcclTransportServices_v1 {
    * rank's GPU to net device `dev` of the communicator's net plugin; -1
    * when unknown (a host rank, no topology, no such device). */
   int (*netGpuPath)(void* ctx, int dev);
+  /* ---- device copies (appended; check `size` before use) ---- */
+  /* Copies bytes between two device (or mapped) addresses and waits for it,
+   * from any thread (the communicator's context is made current on it): a
+   * proxy's fallback where it cannot hand a user's GPU buffer to the net
+   * plugin. NULL on host ranks. */
+  ncclResult_t (*deviceCopy)(void* ctx, void* dst, const void* src, size_t bytes);
 } mkcclTransportServices_v1;
 
 typedef struct {

@@ -575,6 +575,41 @@ static __device__ int mk_prims_bind(mk_prims* p, const mk_tree_exec* x, const in
   mk_prims_bind((p), (const mk_tree_exec*)(ctx)->exec, (recvPeers), (nRecv), (sendPeers), (nSend))
 #include "device/common/coll_tree.h"
 
+/* A registered send over a connection whose consumer reads the sender's
+ * memory (net with GPUDirect RDMA: the proxy sends from the user's GPU
+ * buffer): a chunk goes out as its address, posted by thread 0, no data
+ * moved here. Returns non-zero when aborted. */
+static __device__ int mk_send_addr_chunk(mk_prims* p, const char* src, int64_t bytes) {
+  if (p->tid == 0) {
+    mk_dev_conn_t* c = p->send;
+    if (!mk_wait_room(p, c, p->sstep + 1)) {
+      *p->aborted = 1;
+    } else {
+      mkcclConnFifo_v1* f = &c->connFifo[p->sstep % MKCCL_STEPS];
+      f->mode = bytes > 0 ? MKCCL_MODE_PTR : MKCCL_MODE_NORMAL;
+      f->ptr = (void*)src;
+      mk_post_size(c, p->sstep, bytes);
+      mk_fence_sys(); /* the entry before the tail */
+      mk_post_tail(c, p->sstep, 1);
+    }
+  }
+  p->sstep += 1;
+  return mk_sync_aborted(p);
+}
+
+/* After the last chunk by address: the consumer is done with every step
+ * (head caught up), so the buffer is the user's again when the kernel ends. */
+static __device__ int mk_send_addr_drain(mk_prims* p) {
+  if (p->tid == 0 && !mk_wait(p, p->send->head, p->sstep)) *p->aborted = 1;
+  return mk_sync_aborted(p);
+}
+
+static __device__ bool mk_send_by_addr(const mk_work_t* w, const mk_dev_conn_t* c) {
+  const uint32_t need = MKCCL_CONN_PTR_READ | MKCCL_CONN_USE_FIFO;
+  return (w->flags & MK_WORK_SEND_REG) && c && c->connFifo && (c->flags & need) == need &&
+         !(c->flags & MKCCL_CONN_SHARED);
+}
+
 static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid) {
   int64_t chunk = w->chunkSize, sendOff = 0, sendLen = 0, recvOff = 0, recvLen = 0;
   int sendChunks = 0, recvChunks = 0;
@@ -608,15 +643,19 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_wor
     sp.tid = threadIdx.x, sp.nthreads = half, sp.bar = 1;
     rp.tid = threadIdx.x - half, rp.nthreads = blockDim.x - half, rp.bar = 2;
   }
+  bool byAddr = sendChunks > 0 && mk_send_by_addr(w, sp.send);
   for (int i = 0; i < sendChunks || i < recvChunks; i++) {
     int64_t off = (int64_t)i * chunk;
+    const char* src = (const char*)w->sendbuff + sendOff + off;
     if (sends && i < sendChunks &&
-        mk_prims_chunk(&sp, MK_PRIM_SEND, (const char*)w->sendbuff + sendOff + off, nullptr, coll_clamp(sendLen, off, chunk)))
+        (byAddr ? mk_send_addr_chunk(&sp, src, coll_clamp(sendLen, off, chunk))
+                : mk_prims_chunk(&sp, MK_PRIM_SEND, src, nullptr, coll_clamp(sendLen, off, chunk))))
       return;
     if (recvs && i < recvChunks &&
         mk_prims_chunk(&rp, MK_PRIM_RECV, nullptr, (char*)w->recvbuff + recvOff + off, coll_clamp(recvLen, off, chunk)))
       return;
   }
+  if (sends && byAddr) mk_send_addr_drain(&sp);
 }
 
 /* A tree item on this channel. Not inlined: the ring path's registers

@@ -120,14 +120,16 @@ ncclResult_t plan_p2p(struct ncclComm* comm, task_list_t* tasks, mk_work_t* work
         w->recvBytes = r ? (int64_t)task_bytes(r) : -1;
         w->sendbuff = s ? s->sendbuff : NULL;
         w->recvbuff = r ? r->recvbuff : NULL;
-        if (s && comm->cudaDev < 0 && w->sendBytes > 0 && mem_reg_covers(comm, s->sendbuff, (size_t)w->sendBytes))
+        /* Registered send buffers go out by address where the connection
+         * reads them (net: the proxy sends from them; on GPU ranks with
+         * GPUDirect RDMA); the executor checks the connection. */
+        if (s && w->sendBytes > 0 && mem_reg_covers(comm, s->sendbuff, (size_t)w->sendBytes))
           w->flags |= MK_WORK_SEND_REG;
         if (s && comm->cudaDev < 0 && w->sendBytes > 0 && mem_host_covers(s->sendbuff, (size_t)w->sendBytes))
           w->flags |= MK_WORK_SEND_HOSTMEM;
-        /* A registered receive buffer of a host rank: each channel's part
-         * goes to the proxy, which may receive into it in place. */
-        int recvReg = r && comm->cudaDev < 0 && w->recvBytes > 0 &&
-                      mem_reg_covers(comm, r->recvbuff, (size_t)w->recvBytes);
+        /* A registered receive buffer: each channel's part goes to the
+         * proxy, which may receive into it in place. */
+        int recvReg = r && w->recvBytes > 0 && mem_reg_covers(comm, r->recvbuff, (size_t)w->recvBytes);
         plan_profile_p2p_start(comm, pp->profGroup, s, r, w);
         for (int c = 0; c < nch; c++) {
           channel_peer_t* sp = &comm->dp.ch.channels[c].peers[sendPeer];

@@ -155,6 +155,22 @@ static ncclResult_t gpu_host_unregister(void* ctx, void* ptr) {
   return ncclSuccess;
 }
 
+/* On a private non-blocking stream, so it waits for no kernel of the
+ * user's: the proxy's fallback copy of a user buffer. */
+static ncclResult_t gpu_device_copy(void* ctx, void* dst, const void* src, size_t bytes) {
+  struct ncclComm* comm = ctx;
+  const cuda_gpu_t* g = cuda_gpu();
+  if (!g) return ncclSystemError;
+  if (comm->dp.exec.gpuCtx) CU_CHECK(g->ctx_set_current((cu_context_t)comm->dp.exec.gpuCtx));
+  cu_stream_t s = NULL;
+  CU_CHECK(g->stream_create(&s, CU_STREAM_NON_BLOCKING));
+  cu_result_t r = g->memcpy_async((cu_deviceptr_t)(uintptr_t)dst, (cu_deviceptr_t)(uintptr_t)src, bytes, s);
+  if (r == CUDA_DRV_SUCCESS) r = g->stream_synchronize(s);
+  g->stream_destroy(s);
+  if (r != CUDA_DRV_SUCCESS) return CU_FAIL("cuMemcpyAsync (a proxy's copy of a user buffer)", r);
+  return ncclSuccess;
+}
+
 void transport_services_gpu_release(struct ncclComm* comm) {
   const cuda_gpu_t* g = cuda_gpu();
   for (int d = 0; g && d < 64; d++)
@@ -175,5 +191,6 @@ ncclResult_t transport_services_gpu_fill(struct ncclComm* comm, mkcclTransportSe
   s->peerAccess = gpu_peer_access;
   s->hostRegister = gpu_host_register;
   s->hostUnregister = gpu_host_unregister;
+  s->deviceCopy = gpu_device_copy;
   return cuda_device_sm(comm->cudaDev, &s->sm);
 }

@@ -285,12 +285,15 @@ static ncclResult_t cudacopy_make_vdevice(int* d, ncclNetVDeviceProps_v11_t* pro
 
 /* The counts, for tests to see what moved (and that flushes happened). */
 static ncclResult_t cudacopy_finalize(void* ctx) {
+  /* Another comm's proxy may still be counting: atomic reads. */
   cudacopy_counts_t* n = &cudacopy_counts;
+#define CUDACOPY_READ(field) (long long)__atomic_load_n(&n->field, __ATOMIC_RELAXED)
   cudacopy_log(NCCL_LOG_INFO,
                "regMr CUDA %lld HOST %lld; isend from GPU %lld, host %lld; receives into GPU %lld, host %lld; "
                "iflush %lld",
-               (long long)n->regCuda, (long long)n->regHost, (long long)n->sendCuda, (long long)n->sendHost,
-               (long long)n->recvCuda, (long long)n->recvHost, (long long)n->flushes);
+               CUDACOPY_READ(regCuda), CUDACOPY_READ(regHost), CUDACOPY_READ(sendCuda), CUDACOPY_READ(sendHost),
+               CUDACOPY_READ(recvCuda), CUDACOPY_READ(recvHost), CUDACOPY_READ(flushes));
+#undef CUDACOPY_READ
   return cudacopy_inner->finalize ? cudacopy_inner->finalize(ctx) : ncclSuccess;
 }
 

@@ -249,7 +249,7 @@ static void net_fill_info(transport_net_conn_t* c, mkcclConnInfo_v1* info) {
   if (c->pool) info->flags |= MKCCL_CONN_USE_FIFO | (c->isSend ? MKCCL_CONN_SHARED : 0);
   /* PTR mode: the proxy sends such steps from the user's buffer; receives
    * may land in the user's buffer, which the entry then says. */
-  if (c->isSend && c->ctx->ptrSend) info->flags |= MKCCL_CONN_PTR_READ;
+  if (c->isSend && c->ctx->ptrSend && transport_net_conn_user_ok(c)) info->flags |= MKCCL_CONN_PTR_READ;
   if (!c->isSend && c->ctx->ptrRecv) info->flags |= MKCCL_CONN_USE_FIFO;
   info->netDeviceHandle = c->offloadHandle;
 }

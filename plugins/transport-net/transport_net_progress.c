@@ -14,6 +14,7 @@
  * steps freed.
  *
  * A send step in PTR mode goes out from the user's buffer (net_send_source). */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -59,22 +60,34 @@ static char* net_step_ptr(const transport_net_conn_t* c, uint64_t step) {
 /* Where a published send step goes out from, and under which registration:
  * its slot, or for a PTR step the user's buffer (copied into the slot
  * first where the plugin has no registration of it). */
-static void net_send_source(transport_net_conn_t* c, uint64_t step, int64_t size, void** data, void** mhandle,
-                            int* inPlace) {
+static ncclResult_t net_send_source(transport_net_conn_t* c, uint64_t step, int64_t size, void** data,
+                                    void** mhandle, int* inPlace) {
   mkcclConnFifo_v1* f = &c->recvMem->connFifo[conn_fifo_slot(step)];
   *data = net_step_ptr(c, step);
   *mhandle = c->mhandle;
   *inPlace = -1;
-  if (f->mode != MKCCL_MODE_PTR || size <= 0) return;
+  if (f->mode != MKCCL_MODE_PTR || size <= 0) return ncclSuccess;
   void* mh = transport_net_reg_mhandle(c->ctx, c, f->ptr, (size_t)size);
+  *inPlace = mh != NULL;
   if (mh) {
     *data = f->ptr;
     *mhandle = mh;
-    *inPlace = 1;
-  } else {
-    memcpy(*data, f->ptr, (size_t)size); /* the slot is this step's: granted, or freed 8 steps ago */
-    *inPlace = 0;
+    return ncclSuccess;
   }
+  /* The slot is this step's (granted, or freed 8 steps ago). A GPU
+   * buffer goes into the slot (GPU memory then) through the driver. */
+  const mkcclTransportServices_v1* sv = c->ctx->services;
+  if (sv->cudaDev < 0) {
+    memcpy(*data, f->ptr, (size_t)size);
+    return ncclSuccess;
+  }
+  if (sv->size < offsetof(mkcclTransportServices_v1, deviceCopy) + sizeof(sv->deviceCopy) || !sv->deviceCopy) {
+    sv->log(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__,
+            "transport-net: rank %d: a GPU buffer posted for rank %d cannot be sent: the net plugin did not register "
+            "it and the core lends no device copy", sv->rank, c->peer);
+    return ncclInternalError;
+  }
+  return sv->deviceCopy(sv->ctx, *data, f->ptr, (size_t)size);
 }
 
 /* Where receive k (from the sub's first step) of a sub lands, and its size:
@@ -101,6 +114,7 @@ static void net_recv_dest(const mkcclProxyOp_v1* op, const mkcclProxySubOp_v1* s
 static void net_recv_in_place(transport_net_ctx_t* ctx, const mkcclProxyOp_v1* op, mkcclProxySubOp_v1* sub) {
   NET_IN_PLACE(sub) = 0;
   if (!ctx->ptrRecv || !sub->userBuff || sub->nbytes <= 0 || op->sliceSteps != 1 || op->chunkSteps != 1 ||
+      !transport_net_conn_user_ok(sub->conn) ||
       (uint64_t)((sub->nbytes + op->chunkSize - 1) / op->chunkSize) != sub->nsteps)
     return;
   sub->mhandle = transport_net_reg_mhandle(ctx, sub->conn, sub->userBuff, (size_t)sub->nbytes);
@@ -226,8 +240,9 @@ ncclResult_t transport_net_send_progress(void* tctx, mkcclProxyOp_v1* op) {
       if (size < 0) break;
       void *req = NULL, *data, *mhandle;
       int inPlace;
-      net_send_source(c, step, size, &data, &mhandle, &inPlace);
-      ncclResult_t res = net->isend(c->netComm, data, (size_t)size, c->tag, mhandle,
+      ncclResult_t res = net_send_source(c, step, size, &data, &mhandle, &inPlace);
+      if (res != ncclSuccess) return res;
+      res = net->isend(c->netComm, data, (size_t)size, c->tag, mhandle,
                                     net_phandle(sub, sub->transmitted), &req);
       if (res != ncclSuccess) return res;
       if (!req) break; /* the plugin is busy: try again next round */

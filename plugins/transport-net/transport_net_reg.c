@@ -1,5 +1,6 @@
 /* User buffers in place (PTR mode): a send step the executor posted as an
- * address goes out from there, and a receive whose op carries its part of
+ * address goes out from there (on GPU ranks a GPU buffer, where the step
+ * buffers are GPU memory the plugin takes: GPUDirect RDMA), and a receive whose op carries its part of
  * a registered buffer lands there, under the net plugin's registration of
  * the user's registration (ncclCommRegister, or a window) that holds it.
  * Each (registration, net comm) is registered once, when a step first
@@ -48,7 +49,7 @@ void transport_net_reg_count(transport_net_ctx_t* ctx, int inPlace, uint64_t byt
 
 void transport_net_reg_init(transport_net_ctx_t* ctx) {
   pthread_mutex_init(&ctx->regLock, NULL);
-  ctx->ptrSend = transport_net_param_MKCCL_NET_PTR(ctx->services) != 0 && ctx->services->cudaDev < 0;
+  ctx->ptrSend = transport_net_param_MKCCL_NET_PTR(ctx->services) != 0;
   ctx->ptrRecv = ctx->ptrSend && !ctx->offload;
   ctx->regFault = transport_net_param_MKCCL_NET_REG_FAULT(ctx->services) != 0;
 }
@@ -65,6 +66,12 @@ void transport_net_reg_fini(transport_net_ctx_t* ctx) {
   /* Every comm closed before finalize, and dropped its entries then. */
   free(ctx->regs);
   pthread_mutex_destroy(&ctx->regLock);
+}
+
+int transport_net_conn_user_ok(const transport_net_conn_t* c) {
+  if (c->ctx->services->cudaDev < 0) return 1;
+  if (c->pool) return !c->isSend && c->pool->onDevice;
+  return c->onDevice;
 }
 
 /* The registration service, where the core lends it. */
@@ -108,8 +115,10 @@ static transport_net_ureg_t* net_reg_entry(transport_net_ctx_t* ctx, transport_n
     ctx->capRegs = cap;
   }
   void* mh = NULL;
+  /* A GPU rank's registrations are of its GPU buffers (GPUDirect RDMA). */
+  int type = ctx->services->cudaDev >= 0 ? NCCL_PTR_CUDA : NCCL_PTR_HOST;
   ncclResult_t res = ctx->regFault || !ctx->net->regMr ? ncclInvalidUsage
-                                                       : ctx->net->regMr(c->netComm, base, size, NCCL_PTR_HOST, &mh);
+                                                       : ctx->net->regMr(c->netComm, base, size, type, &mh);
   if (res != ncclSuccess) {
     mh = NULL; /* refused: remembered, so it is not asked again for every step */
     char why[160];

@@ -90,6 +90,17 @@ for coll in sendrecv all_reduce; do
   t gpu_gdr_perf_$coll 90 $G $GDR -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu $coll -b 8 -e 64M -f 8 -n 5 -w 1 -c 1
   need gpu_gdr_perf_$coll "regMr CUDA [1-9][0-9]* HOST 0;"
 done
+# Registered GPU buffers (--reg 1) over GPUDirect RDMA: the kernel posts a
+# send's chunks by address and the proxy sends from the user's buffer;
+# receives land in the user's buffer. With the plugin's regMr of user
+# buffers failing (MKCCL_NET_REG_FAULT=1), the proxy copies them into the
+# step buffers through the driver instead: same data, none in place.
+t gpu_gdr_reg 90 $G $GDR -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu sendrecv --reg 1 -b 8 -e 64M -f 8 -n 5 -w 1 -c 1
+need gpu_gdr_reg "sent [1-9][0-9]* bytes of registered buffers in place (0 copied through staging), received [1-9][0-9]* in place"
+t gpu_gdr_reg_fault 90 $G $GDR MKCCL_NET_REG_FAULT=1 -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu sendrecv --reg 1 -b 8 -e 64M -f 8 -n 5 -w 1 -c 1
+need gpu_gdr_reg_fault "sent 0 bytes of registered buffers in place ([1-9][0-9]* copied through staging), received 0 in place"
+need gpu_gdr_reg_fault "goes through staging: the net plugin's regMr"
+
 # A peer that never calls the collective: ncclRemoteError within MKCCL_TIMEOUT.
 t gpu_stuck_p2p 60 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_coll stuck 2
 t gpu_stuck_shm 60 $G MKCCL_TIMEOUT=2 NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll stuck 2

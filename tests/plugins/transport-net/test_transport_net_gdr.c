@@ -366,6 +366,13 @@ static void run_case(const case_t* k, int shared) {
       CHECK_MSG(!!(in->flags & MKCCL_CONN_DEVICE_MEM) == want, "%s (shared %d): MKCCL_CONN_DEVICE_MEM %s", k->name, shared,
                 want ? "missing" : "set");
       CHECK(mem_kind((const void*)in->tail, 8) == 0 && mem_kind((const void*)in->head, 8) == 0); /* control words: host */
+      /* User buffers in place: a host rank always; a GPU rank's sends where
+       * the plugin takes its GPU memory and no pool holds the steps. */
+      if (d == 0) {
+        int ptr = !k->deviceMem || (want && !shared);
+        CHECK_MSG(!!(in->flags & MKCCL_CONN_PTR_READ) == ptr, "%s (shared %d): channel %d: MKCCL_CONN_PTR_READ %s",
+                  k->name, shared, c, ptr ? "missing" : "set");
+      }
     }
   }
   /* One registration per connection (shared comms off: a pool once per comm). */
