@@ -597,17 +597,35 @@ static __device__ int mk_send_addr_chunk(mk_prims* p, const char* src, int64_t b
   return mk_sync_aborted(p);
 }
 
-/* After the last chunk by address: the consumer is done with every step
- * (head caught up), so the buffer is the user's again when the kernel ends. */
+/* Until a FIFO entry's size is -1 again (its consumer is done with it). */
+static __device__ bool mk_wait_empty(mk_prims* p, volatile int64_t* size) {
+  int spins = 0;
+  uint64_t since = 0;
+  while (*size >= 0)
+    if (++spins == 4096) {
+      spins = 0;
+      if (!mk_spin_ok(p, false, &since)) return false;
+    }
+  return true;
+}
+
+/* After the last chunk by address: the consumer is done with every step,
+ * so the buffer is the user's again when the kernel ends. head catches up;
+ * where it counts grants (a pool, MKCCL_CONN_SHARED), the last step's
+ * entry is emptied instead (the proxy empties them in step order). */
 static __device__ int mk_send_addr_drain(mk_prims* p) {
-  if (p->tid == 0 && !mk_wait(p, p->send->head, p->sstep)) *p->aborted = 1;
+  if (p->tid == 0) {
+    mk_dev_conn_t* c = p->send;
+    bool ok = (c->flags & MKCCL_CONN_SHARED) ? mk_wait_empty(p, &c->connFifo[(p->sstep - 1) % MKCCL_STEPS].size)
+                                             : mk_wait(p, c->head, p->sstep);
+    if (!ok) *p->aborted = 1;
+  }
   return mk_sync_aborted(p);
 }
 
 static __device__ bool mk_send_by_addr(const mk_work_t* w, const mk_dev_conn_t* c) {
   const uint32_t need = MKCCL_CONN_PTR_READ | MKCCL_CONN_USE_FIFO;
-  return (w->flags & MK_WORK_SEND_REG) && c && c->connFifo && (c->flags & need) == need &&
-         !(c->flags & MKCCL_CONN_SHARED);
+  return (w->flags & MK_WORK_SEND_REG) && c && c->connFifo && (c->flags & need) == need;
 }
 
 static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid) {

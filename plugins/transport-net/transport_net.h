@@ -204,9 +204,8 @@ void transport_net_reg_fini(transport_net_ctx_t* ctx);
  * bytes), made on first use; NULL: send it from staging (said once). */
 void* transport_net_reg_mhandle(transport_net_ctx_t* ctx, transport_net_conn_t* c, const void* ptr, size_t bytes);
 /* Whether c may move user buffers in place: always on host ranks; on GPU
- * ranks where its step buffers are GPU memory the plugin took (so it takes
- * the user's GPU buffers too), and sends only without a pool (the GPU
- * kernels post addresses on unshared connections). */
+ * ranks where its step buffers (or pool) are GPU memory the plugin took,
+ * so it takes the user's GPU buffers too. */
 int transport_net_conn_user_ok(const transport_net_conn_t* c);
 /* A PTR step of `bytes` went out in place (1) or copied (0). */
 void transport_net_reg_count(transport_net_ctx_t* ctx, int inPlace, uint64_t bytes);

@@ -70,8 +70,7 @@ void transport_net_reg_fini(transport_net_ctx_t* ctx) {
 
 int transport_net_conn_user_ok(const transport_net_conn_t* c) {
   if (c->ctx->services->cudaDev < 0) return 1;
-  if (c->pool) return !c->isSend && c->pool->onDevice;
-  return c->onDevice;
+  return c->pool ? c->pool->onDevice : c->onDevice;
 }
 
 /* The registration service, where the core lends it. */

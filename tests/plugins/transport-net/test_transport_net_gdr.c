@@ -367,9 +367,9 @@ static void run_case(const case_t* k, int shared) {
                 want ? "missing" : "set");
       CHECK(mem_kind((const void*)in->tail, 8) == 0 && mem_kind((const void*)in->head, 8) == 0); /* control words: host */
       /* User buffers in place: a host rank always; a GPU rank's sends where
-       * the plugin takes its GPU memory and no pool holds the steps. */
+       * the plugin takes its GPU memory (step buffers or pool). */
       if (d == 0) {
-        int ptr = !k->deviceMem || (want && !shared);
+        int ptr = !k->deviceMem || want;
         CHECK_MSG(!!(in->flags & MKCCL_CONN_PTR_READ) == ptr, "%s (shared %d): channel %d: MKCCL_CONN_PTR_READ %s",
                   k->name, shared, c, ptr ? "missing" : "set");
       }
