@@ -239,6 +239,13 @@ typedef struct mkcclTransportServices_v1 {
    * proxy's fallback where it cannot hand a user's GPU buffer to the net
    * plugin. NULL on host ranks. */
   ncclResult_t (*deviceCopy)(void* ctx, void* dst, const void* src, size_t bytes);
+  /* ---- dma-buf (appended; check `size` before use) ---- */
+  /* A dma-buf file descriptor of the GPU memory holding [ptr, ptr + bytes),
+   * for the net plugin's regMrDmaBuf: *fd (the caller closes it) and
+   * *offset, where ptr lies within it. ncclInvalidUsage when dma-buf is
+   * off (NCCL_DMABUF_ENABLE=0), the GPU or driver lacks it, or the range
+   * is not GPU memory; outputs untouched then. NULL on host ranks. */
+  ncclResult_t (*dmaBufFd)(void* ctx, const void* ptr, size_t bytes, int* fd, uint64_t* offset);
 } mkcclTransportServices_v1;
 
 typedef struct {

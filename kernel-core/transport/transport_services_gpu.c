@@ -3,8 +3,10 @@
  * by GPU communicators; their context is current on the calling thread. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/err.h"
+#include "base/param.h"
 #include "comm/comm.h"
 #include "cuda/gpu.h"
 #include "transport/transport.h"
@@ -171,6 +173,48 @@ static ncclResult_t gpu_device_copy(void* ctx, void* dst, const void* src, size_
   return ncclSuccess;
 }
 
+#define CUDA_DRV_ATTR_DMA_BUF_SUPPORTED 124
+#define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 1
+typedef cu_result_t (*cu_range_handle_fn)(void* handle, cu_deviceptr_t ptr, size_t size, int type,
+                                          unsigned long long flags);
+
+/* Not an error: the caller registers without dma-buf. Said once. */
+static ncclResult_t gpu_dma_buf_none(const char* why, int dev) {
+  static int said;
+  if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    MK_INFO(NCCL_INIT | NCCL_NET, "GPU %d: no dma-buf registration: %s", dev, why);
+  return ncclInvalidUsage;
+}
+
+/* The whole pages around the range: a dma-buf covers pages. */
+static ncclResult_t gpu_dma_buf_fd(void* ctx, const void* ptr, size_t bytes, int* fd, uint64_t* offset) {
+  struct ncclComm* comm = ctx;
+  const cuda_driver_t* d = cuda_driver();
+  if (!param_NCCL_DMABUF_ENABLE()) return gpu_dma_buf_none("NCCL_DMABUF_ENABLE=0", comm->cudaDev);
+  int supported = 0;
+  if (!d || d->device_get_attribute(&supported, CUDA_DRV_ATTR_DMA_BUF_SUPPORTED, comm->cudaDev) != CUDA_DRV_SUCCESS ||
+      !supported)
+    return gpu_dma_buf_none("the GPU does not export dma-buf (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED)", comm->cudaDev);
+  cu_range_handle_fn get = (cu_range_handle_fn)cuda_driver_symbol("cuMemGetHandleForAddressRange");
+  if (!get) return gpu_dma_buf_none("the CUDA driver has no cuMemGetHandleForAddressRange", comm->cudaDev);
+  /* The proxy thread registers user buffers: the communicator's context on it. */
+  const cuda_gpu_t* g = cuda_gpu();
+  if (g && comm->dp.exec.gpuCtx && g->ctx_set_current((cu_context_t)comm->dp.exec.gpuCtx) != CUDA_DRV_SUCCESS)
+    return gpu_dma_buf_none("cuCtxSetCurrent failed", comm->cudaDev);
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t lo = (uintptr_t)ptr & ~(page - 1), hi = ((uintptr_t)ptr + bytes + page - 1) & ~(page - 1);
+  int out = -1;
+  cu_result_t r = get(&out, (cu_deviceptr_t)lo, hi - lo, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+  if (r != CUDA_DRV_SUCCESS || out < 0) {
+    char why[160];
+    snprintf(why, sizeof(why), "cuMemGetHandleForAddressRange of %zu bytes: %s", (size_t)(hi - lo), cuda_result_str(r));
+    return gpu_dma_buf_none(why, comm->cudaDev);
+  }
+  *fd = out;
+  *offset = (uint64_t)((uintptr_t)ptr - lo);
+  return ncclSuccess;
+}
+
 void transport_services_gpu_release(struct ncclComm* comm) {
   const cuda_gpu_t* g = cuda_gpu();
   for (int d = 0; g && d < 64; d++)
@@ -192,5 +236,6 @@ ncclResult_t transport_services_gpu_fill(struct ncclComm* comm, mkcclTransportSe
   s->hostRegister = gpu_host_register;
   s->hostUnregister = gpu_host_unregister;
   s->deviceCopy = gpu_device_copy;
+  s->dmaBufFd = gpu_dma_buf_fd;
   return cuda_device_sm(comm->cudaDev, &s->sm);
 }

@@ -47,12 +47,14 @@ typedef struct {
   int64_t sendCuda, sendHost;
   int64_t recvCuda, recvHost;
   int64_t flushes;
+  int64_t regDmaBuf;
 } cudacopy_counts_t;
 extern cudacopy_counts_t cudacopy_counts;
 
 /* ---- parameters and logging (net_cudacopy_params.c) ---- */
 const char* cudacopy_param_plugin(void);
 int cudacopy_param_force_flush(void);
+int cudacopy_param_dmabuf(void);
 void cudacopy_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void cudacopy_set_logger(ncclDebugLogger_t logger);
 

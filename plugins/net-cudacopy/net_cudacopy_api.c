@@ -2,8 +2,10 @@
  * registrations and requests are wrapped, so GPU memory can be copied
  * through its host copy on the way in and out. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "net_cudacopy.h"
 
@@ -25,10 +27,12 @@ static ncclResult_t cudacopy_init(void** ctx, uint64_t commId, ncclNetCommConfig
 
 static ncclResult_t cudacopy_devices(int* ndev) { return cudacopy_inner->devices(ndev); }
 
-/* The wrapped device, taking CUDA pointers too (never dma-bufs). */
+/* The wrapped device, taking CUDA pointers too (dma-bufs of them with
+ * MKCCL_NET_CUDACOPY_DMABUF=1). */
 static ncclResult_t cudacopy_get_properties(int dev, ncclNetProperties_v11_t* props) {
   CUDACOPY_CALL(cudacopy_inner->getProperties(dev, props));
   props->ptrSupport = (props->ptrSupport | NCCL_PTR_HOST | NCCL_PTR_CUDA) & ~NCCL_PTR_DMABUF;
+  if (cudacopy_param_dmabuf()) props->ptrSupport |= NCCL_PTR_DMABUF;
   props->forceFlush = cudacopy_param_force_flush();
   if (props->maxRecvs > CUDACOPY_MAX_RECVS) props->maxRecvs = CUDACOPY_MAX_RECVS;
   return ncclSuccess;
@@ -84,11 +88,28 @@ fail:
   return res;
 }
 
+/* The fd must be a dma-buf (the kernel names its files so); the memory is
+ * then the GPU range it exports, copied through the driver as regMr's. */
 static ncclResult_t cudacopy_reg_mr_dmabuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
                                            void** mhandle) {
-  (void)comm, (void)data, (void)size, (void)type, (void)offset, (void)fd, (void)mhandle;
-  cudacopy_log(NCCL_LOG_WARN, "regMrDmaBuf: not supported (the devices do not claim NCCL_PTR_DMABUF)");
-  return ncclInvalidUsage;
+  if (!cudacopy_param_dmabuf()) {
+    cudacopy_log(NCCL_LOG_WARN, "regMrDmaBuf: not supported (the devices do not claim NCCL_PTR_DMABUF)");
+    return ncclInvalidUsage;
+  }
+  char link[64], target[256] = "";
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, target, sizeof(target) - 1);
+  if (n > 0) target[n] = '\0';
+  if (type != NCCL_PTR_CUDA || n <= 0 || !strstr(target, "dmabuf")) {
+    cudacopy_log(NCCL_LOG_WARN, "regMrDmaBuf: fd %d (%s) of type %d at offset %llu is not a dma-buf of GPU memory", fd,
+                 n > 0 ? target : "closed", type, (unsigned long long)offset);
+    return ncclInvalidArgument;
+  }
+  ncclResult_t res = cudacopy_reg_mr(comm, data, size, type, mhandle);
+  if (res == ncclSuccess && CUDACOPY_COUNT(regDmaBuf) == 1)
+    cudacopy_log(NCCL_LOG_INFO, "registered %zu bytes of GPU memory through dma-buf fd %d (%s), offset %llu", size, fd,
+                 target, (unsigned long long)offset);
+  return res;
 }
 
 static ncclResult_t cudacopy_dereg_mr(void* comm, void* mhandle) {
@@ -290,9 +311,9 @@ static ncclResult_t cudacopy_finalize(void* ctx) {
 #define CUDACOPY_READ(field) (long long)__atomic_load_n(&n->field, __ATOMIC_RELAXED)
   cudacopy_log(NCCL_LOG_INFO,
                "regMr CUDA %lld HOST %lld; isend from GPU %lld, host %lld; receives into GPU %lld, host %lld; "
-               "iflush %lld",
+               "iflush %lld; regMrDmaBuf %lld",
                CUDACOPY_READ(regCuda), CUDACOPY_READ(regHost), CUDACOPY_READ(sendCuda), CUDACOPY_READ(sendHost),
-               CUDACOPY_READ(recvCuda), CUDACOPY_READ(recvHost), CUDACOPY_READ(flushes));
+               CUDACOPY_READ(recvCuda), CUDACOPY_READ(recvHost), CUDACOPY_READ(flushes), CUDACOPY_READ(regDmaBuf));
 #undef CUDACOPY_READ
   return cudacopy_inner->finalize ? cudacopy_inner->finalize(ctx) : ncclSuccess;
 }

@@ -20,6 +20,7 @@ static ncclDebugLogger_t cudacopy_logger;
 
 const char* cudacopy_param_plugin(void) { return cudacopy_param_MKCCL_NET_CUDACOPY_PLUGIN(); }
 int cudacopy_param_force_flush(void) { return cudacopy_param_MKCCL_NET_CUDACOPY_FORCE_FLUSH() != 0; }
+int cudacopy_param_dmabuf(void) { return cudacopy_param_MKCCL_NET_CUDACOPY_DMABUF() != 0; }
 
 static void cudacopy_bind(const mkcclServices_v1* services) {
   cudacopy_params.services = services;

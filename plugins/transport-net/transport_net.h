@@ -108,6 +108,9 @@ typedef struct {
   uint64_t offsetSteps;  /* steps granted a pool slot (OFFSET mode) */
   int gdrConns, hostConns; /* connected: step buffers (or pool) in GPU / host memory */
   int gdrFallbacks;      /* GPU step buffers moved to host memory: the plugin refused them */
+  int dmaBuf;            /* the plugin claims NCCL_PTR_DMABUF and the core lends dmaBufFd */
+  int dmaBufRegs;        /* GPU registrations made through dma-buf */
+  int dmaBufSaid;        /* the first dma-buf registration, or its refusal, was said at INFO */
   /* PTR mode (transport_net_reg.c). */
   int ptrSend;           /* MKCCL_NET_PTR on a host communicator: send connections take PTR steps */
   int ptrRecv;           /* and receives may land in place (not with a device offload: it unpacks) */
@@ -177,7 +180,11 @@ void transport_net_shared_release(transport_net_ctx_t* ctx, transport_net_shared
 /* Step buffer memory (transport_net_buff.c): GPU memory when onDevice. */
 ncclResult_t transport_net_buff_alloc(transport_net_ctx_t* ctx, size_t bytes, int onDevice, char** buff);
 void transport_net_buff_free(transport_net_ctx_t* ctx, char* buff, int onDevice);
-/* regMr with NCCL_PTR_CUDA for GPU memory, NCCL_PTR_HOST otherwise. When
+/* Registers GPU memory with the plugin: through a dma-buf of the range
+ * (regMrDmaBuf) where ctx->dmaBuf and the core gives one, else, or when
+ * that is refused, regMr(NCCL_PTR_CUDA). */
+ncclResult_t transport_net_reg_cuda(transport_net_ctx_t* ctx, void* netComm, void* ptr, size_t bytes, void** mhandle);
+/* regMr with NCCL_PTR_CUDA for GPU memory (transport_net_reg_cuda), NCCL_PTR_HOST otherwise. When
  * the plugin refuses GPU memory and the buffer is `movable` (nobody holds
  * it yet), it is moved to host memory (*buff, *onDevice change) and
  * registered there; the first such move of a communicator is said at INFO. */

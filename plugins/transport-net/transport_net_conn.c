@@ -34,6 +34,9 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
       ctx->maxRecvs = props.maxRecvs < MKCCL_PROXY_MAX_SUBS ? props.maxRecvs : MKCCL_PROXY_MAX_SUBS;
     /* Device offload keeps one queue per receive comm, consumed in the
      * order it was posted: one connection per comm, one buffer per receive. */
+    /* GPU memory through dma-buf where the plugin claims it (as NCCL does). */
+    int dmaBufKnown = services->size >= offsetof(mkcclTransportServices_v1, dmaBufFd) + sizeof(services->dmaBufFd);
+    ctx->dmaBuf = (props.ptrSupport & NCCL_PTR_DMABUF) && ctx->net->regMrDmaBuf && dmaBufKnown && services->dmaBufFd;
     if (props.netDeviceType != NCCL_NET_DEVICE_HOST) {
       ctx->offload = 1;
       ctx->sharedComms = 0;
@@ -51,8 +54,9 @@ static ncclResult_t net_finalize(void* tctx) {
   if (ctx->gdrConns || ctx->gdrFallbacks)
     NET_LOG(ctx, NCCL_LOG_INFO,
             "transport-net: rank %d: %d connection(s) had their step buffers in GPU memory (NCCL_PTR_CUDA), %d in host "
-            "memory, %d moved to host memory after the plugin refused GPU memory",
-            ctx->services->rank, ctx->gdrConns, ctx->hostConns, ctx->gdrFallbacks);
+            "memory, %d moved to host memory after the plugin refused GPU memory; %d registration(s) of GPU memory "
+            "through dma-buf",
+            ctx->services->rank, ctx->gdrConns, ctx->hostConns, ctx->gdrFallbacks, ctx->dmaBufRegs);
   transport_net_reg_fini(ctx);
   free(tctx);
   return ncclSuccess;

@@ -115,9 +115,9 @@ static transport_net_ureg_t* net_reg_entry(transport_net_ctx_t* ctx, transport_n
   }
   void* mh = NULL;
   /* A GPU rank's registrations are of its GPU buffers (GPUDirect RDMA). */
-  int type = ctx->services->cudaDev >= 0 ? NCCL_PTR_CUDA : NCCL_PTR_HOST;
   ncclResult_t res = ctx->regFault || !ctx->net->regMr ? ncclInvalidUsage
-                                                       : ctx->net->regMr(c->netComm, base, size, type, &mh);
+                     : ctx->services->cudaDev >= 0     ? transport_net_reg_cuda(ctx, c->netComm, base, size, &mh)
+                                                       : ctx->net->regMr(c->netComm, base, size, NCCL_PTR_HOST, &mh);
   if (res != ncclSuccess) {
     mh = NULL; /* refused: remembered, so it is not asked again for every step */
     char why[160];

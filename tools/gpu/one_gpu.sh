@@ -100,6 +100,13 @@ need gpu_gdr_reg "sent [1-9][0-9]* bytes of registered buffers in place (0 copie
 t gpu_gdr_reg_fault 90 $G $GDR MKCCL_NET_REG_FAULT=1 -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu sendrecv --reg 1 -b 8 -e 64M -f 8 -n 5 -w 1 -c 1
 need gpu_gdr_reg_fault "sent 0 bytes of registered buffers in place ([1-9][0-9]* copied through staging), received 0 in place"
 need gpu_gdr_reg_fault "goes through staging: the net plugin's regMr"
+# dma-buf: net-cudacopy claims NCCL_PTR_DMABUF and checks each fd it is
+# given is a dma-buf; transport-net exports one per GPU range through the
+# driver (cuMemGetHandleForAddressRange) and calls regMrDmaBuf, or says
+# why the GPU or driver cannot and registers with regMr.
+t gpu_gdr_dmabuf 90 $G $GDR MKCCL_NET_CUDACOPY_DMABUF=1 -- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu sendrecv --reg 1 -b 8 -e 64M -f 8 -n 5 -w 1 -c 1
+need gpu_gdr_dmabuf "GPU memory registered through dma-buf\|no dma-buf registration: "
+need gpu_gdr_dmabuf "sent [1-9][0-9]* bytes of registered buffers in place (0 copied through staging), received [1-9][0-9]* in place"
 
 # A peer that never calls the collective: ncclRemoteError within MKCCL_TIMEOUT.
 t gpu_stuck_p2p 60 $G MKCCL_TIMEOUT=2 -- $C/bin/test_gpu_coll stuck 2

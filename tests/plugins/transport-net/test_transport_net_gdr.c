@@ -7,7 +7,9 @@
  * the case expects, that data still arrives intact, whether receives were
  * flushed, and the INFO lines (a refused registration said once). Both with
  * per-connection buffers and with shared pools (OFFSET mode). */
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -65,6 +67,8 @@ static int mem_count(int device) {
 
 /* ---- the fake net: a wire per comm pair, each receive matched in order ---- */
 static int ptrSupport, forceFlushProp, refuseCuda;
+static int dmabufMode; /* 0 plugin does not claim it, 1 claims, service gives fds, 2 service refuses, 3 plugin refuses */
+static int regDmaBuf, dmaFdLast = -1;
 static int regCuda, regHost, regRefused, ioDevice, ioHost, irecvs, flushes, badPtr;
 static int nextId;
 
@@ -106,7 +110,7 @@ static ncclResult_t f_props(int dev, ncclNetProperties_v12_t* p) {
   memset(p, 0, sizeof(*p));
   p->name = "fake";
   p->maxRecvs = 1;
-  p->ptrSupport = ptrSupport;
+  p->ptrSupport = ptrSupport | (dmabufMode ? NCCL_PTR_DMABUF : 0);
   p->forceFlush = forceFlushProp;
   return ncclSuccess;
 }
@@ -198,11 +202,20 @@ static ncclResult_t f_test(void* request, int* done, int* sizes) {
   free(r);
   return ncclSuccess;
 }
+/* dma-buf: the fd must be one the services handed out and still open;
+ * counted as a CUDA registration too. */
+static ncclResult_t f_regmr_dmabuf(void* c, void* d, size_t s, int t, uint64_t offset, int fd, void** mh) {
+  CHECK_MSG(fd == dmaFdLast && fcntl(fd, F_GETFD) >= 0, "regMrDmaBuf with fd %d, not the open one the core gave", fd);
+  CHECK_MSG(t == NCCL_PTR_CUDA && offset == 0, "regMrDmaBuf type %d offset %llu", t, (unsigned long long)offset);
+  if (dmabufMode == 3) return ncclSystemError;
+  regDmaBuf++;
+  return f_regmr(c, d, s, t, mh);
+}
 static ncclResult_t f_close(void* c) { free(c); return ncclSuccess; }
 static ncclResult_t f_finalize(void* ctx) { (void)ctx; return ncclSuccess; }
 
 static const ncclNet_v12_t fakeNet = {"fake", f_init, f_devices, f_props, f_listen, f_connect, f_accept, f_regmr,
-                                      NULL, f_deregmr, f_isend, f_irecv, f_iflush, f_test, f_close, f_close,
+                                      f_regmr_dmabuf, f_deregmr, f_isend, f_irecv, f_iflush, f_test, f_close, f_close,
                                       f_close, NULL, NULL, NULL, f_finalize, NULL};
 
 /* ---- services ---- */
@@ -317,10 +330,23 @@ typedef struct {
   const char* line;     /* an INFO line that must be there, or NULL */
   int path;             /* the GPU-NIC path type the core reports (0 LOC when left out); -1 unknown;
                            NO_PATH_SERVICE: a core without netGpuPath */
+  int dmabuf;           /* dmabufMode */
 } case_t;
 #define NO_PATH_SERVICE (-2)
 
 static int casePath;
+/* The fake core's dma-buf export: a fresh fd (closed by the transport
+ * once registered), offset 0 (the test's allocations start the range). */
+static ncclResult_t s_dmabuf(void* ctx, const void* ptr, size_t bytes, int* fd, uint64_t* offset) {
+  (void)ctx;
+  CHECK_MSG(mem_kind(ptr, bytes) == 1, "dma-buf asked of %zu bytes that are not device memory", bytes);
+  if (dmabufMode == 2) return ncclInvalidUsage;
+  CHECK_MSG(dmaFdLast < 0 || fcntl(dmaFdLast, F_GETFD) < 0, "the last dma-buf fd %d was never closed", dmaFdLast);
+  *fd = dmaFdLast = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  CHECK(*fd >= 0);
+  *offset = 0;
+  return ncclSuccess;
+}
 static int s_net_gpu_path(void* ctx, int dev) {
   (void)ctx;
   return dev == 0 ? casePath : -1;
@@ -349,6 +375,10 @@ static void run_case(const case_t* k, int shared) {
   sv.netGdrRead = k->gdrRead;
   casePath = k->path;
   sv.netGpuPath = s_net_gpu_path;
+  dmabufMode = k->dmabuf;
+  regDmaBuf = 0;
+  dmaFdLast = -1;
+  sv.dmaBufFd = s_dmabuf;
   if (k->path == NO_PATH_SERVICE) sv.size = offsetof(mkcclTransportServices_v1, netGpuPath);
   void* tctx;
   CHECK_NCCL(T->init(&sv, &tctx));
@@ -379,6 +409,9 @@ static void run_case(const case_t* k, int shared) {
   int wantCuda = NCH * (k->sendDev + k->recvDev);
   CHECK_MSG(regCuda == wantCuda && regHost == 2 * NCH - wantCuda, "%s (shared %d): regMr CUDA %d HOST %d, wanted %d %d",
             k->name, shared, regCuda, regHost, wantCuda, 2 * NCH - wantCuda);
+  CHECK_MSG(regDmaBuf == (k->dmabuf == 1 ? wantCuda : 0), "%s (shared %d): %d registrations through dma-buf", k->name,
+            shared, regDmaBuf);
+  CHECK_MSG(dmaFdLast < 0 || fcntl(dmaFdLast, F_GETFD) < 0, "%s (shared %d): a dma-buf fd left open", k->name, shared);
   run_op(tctx, snd, rcv);
   CHECK_MSG(badPtr == 0, "%s (shared %d): %d net call(s) on pointers outside the memory their registration says",
             k->name, shared, badPtr);
@@ -398,27 +431,30 @@ static void run_case(const case_t* k, int shared) {
 }
 
 static const case_t cases[] = {
-    {"host executor", 0, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 0, 0, 0, 0, 0, 0, NULL, 0},
-    {"host-only plugin", 1, NCCL_PTR_HOST, -1, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the net plugin does not take CUDA pointers", 0},
-    {"gdr on Hopper", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives", 0},
-    {"gdr, plugin forces flush", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 1, 0, 1, 1, 1, "GPUDirect RDMA for sends", 0},
-    {"gdr on Ampere flushes", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 80, 0, 0, 1, 1, 1, NULL, 0},
-    {"gdr on Volta: no GPU reads", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 70, 0, 0, 0, 1, 1, "sends staged in host memory: sends read GPU memory only from sm_80", 0},
-    {"NCCL_NET_GDR_READ=1 on Volta", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, 1, 70, 0, 0, 1, 1, 1, NULL, 0},
-    {"NCCL_NET_GDR_READ=0", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, 0, 90, 0, 0, 0, 1, 0, "sends staged in host memory: NCCL_NET_GDR_READ=0", 0},
-    {"NCCL_NET_GDR_LEVEL=LOC", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 0, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: NCCL_NET_GDR_LEVEL=LOC", 0},
-    {"NCCL_NET_GDR_LEVEL=SYS", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 9, -1, 90, 0, 0, 1, 1, 0, NULL, 0},
-    {"plugin refuses GPU memory", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 1, 1, 0, 0, 0, "net data goes through host memory", 0},
+    {"host executor", 0, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
+    {"host-only plugin", 1, NCCL_PTR_HOST, -1, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the net plugin does not take CUDA pointers", 0, 0},
+    {"gdr on Hopper", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives", 0, 0},
+    {"gdr, plugin forces flush", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 1, 0, 1, 1, 1, "GPUDirect RDMA for sends", 0, 0},
+    {"gdr on Ampere flushes", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 80, 0, 0, 1, 1, 1, NULL, 0, 0},
+    {"gdr on Volta: no GPU reads", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 70, 0, 0, 0, 1, 1, "sends staged in host memory: sends read GPU memory only from sm_80", 0, 0},
+    {"NCCL_NET_GDR_READ=1 on Volta", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, 1, 70, 0, 0, 1, 1, 1, NULL, 0, 0},
+    {"NCCL_NET_GDR_READ=0", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, 0, 90, 0, 0, 0, 1, 0, "sends staged in host memory: NCCL_NET_GDR_READ=0", 0, 0},
+    {"NCCL_NET_GDR_LEVEL=LOC", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 0, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: NCCL_NET_GDR_LEVEL=LOC", 0, 0},
+    {"NCCL_NET_GDR_LEVEL=SYS", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 9, -1, 90, 0, 0, 1, 1, 0, NULL, 0, 0},
+    {"plugin refuses GPU memory", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 1, 1, 0, 0, 0, "net data goes through host memory", 0, 0},
     /* The GPU-NIC distance against NCCL_NET_GDR_LEVEL (unset: PXB; P2C near too). */
-    {"NIC one switch away (PIX)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (the NIC is PIX from the GPU)", 4},
-    {"NIC under switches (PXB)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for sends: step buffers in GPU memory (the NIC is PXB from the GPU)", 5},
-    {"NIC on a C2C CPU (P2C)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (the NIC is P2C from the GPU)", 6},
-    {"NIC behind the host bridge (PHB)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the NIC is PHB from the GPU, farther than NCCL_NET_GDR_LEVEL's default PXB", 8},
-    {"NIC across the CPUs (SYS)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 0, 0, 0, "sends staged in host memory: the NIC is SYS from the GPU, farther than NCCL_NET_GDR_LEVEL's default PXB", 9},
-    {"NCCL_NET_GDR_LEVEL=PHB, NIC at PHB", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 8, -1, 90, 0, 0, 1, 1, 0, NULL, 8},
-    {"NCCL_NET_GDR_LEVEL=PIX, NIC at PXB", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 4, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the NIC is PXB from the GPU, farther than NCCL_NET_GDR_LEVEL PIX", 5},
-    {"distance unknown", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for sends: step buffers in GPU memory (GPU-NIC distance unknown)", -1},
-    {"core without the distance", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (GPU-NIC distance unknown)", NO_PATH_SERVICE},
+    {"NIC one switch away (PIX)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (the NIC is PIX from the GPU)", 4, 0},
+    {"NIC under switches (PXB)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for sends: step buffers in GPU memory (the NIC is PXB from the GPU)", 5, 0},
+    {"NIC on a C2C CPU (P2C)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (the NIC is P2C from the GPU)", 6, 0},
+    {"NIC behind the host bridge (PHB)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the NIC is PHB from the GPU, farther than NCCL_NET_GDR_LEVEL's default PXB", 8, 0},
+    {"NIC across the CPUs (SYS)", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 0, 0, 0, "sends staged in host memory: the NIC is SYS from the GPU, farther than NCCL_NET_GDR_LEVEL's default PXB", 9, 0},
+    {"NCCL_NET_GDR_LEVEL=PHB, NIC at PHB", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 8, -1, 90, 0, 0, 1, 1, 0, NULL, 8, 0},
+    {"NCCL_NET_GDR_LEVEL=PIX, NIC at PXB", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, 4, -1, 90, 0, 0, 0, 0, 0, "receives staged in host memory: the NIC is PXB from the GPU, farther than NCCL_NET_GDR_LEVEL PIX", 5, 0},
+    {"distance unknown", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for sends: step buffers in GPU memory (GPU-NIC distance unknown)", -1, 0},
+    {"dma-buf", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPU memory registered through dma-buf", 0, 1},
+    {"dma-buf not exported", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, NULL, 0, 2},
+    {"dma-buf refused by the plugin", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "regMrDmaBuf failed (2): regMr instead", 0, 3},
+    {"core without the distance", 1, NCCL_PTR_HOST | NCCL_PTR_CUDA, -1, -1, 90, 0, 0, 1, 1, 0, "GPUDirect RDMA for receives: step buffers in GPU memory (GPU-NIC distance unknown)", NO_PATH_SERVICE, 0},
 };
 
 int main(int argc, char** argv) {
