@@ -59,6 +59,12 @@ typedef struct {
   int registered;      /* with the watch thread */
   int byeSent;
   watch_rec_t rec;
+  /* A departure heard from farther round the ring: a failure about a rank
+   * that left after farAt collectives (UINT64_MAX: none). What this rank
+   * has not passed yet fails only when it gets there (watch_far.c). */
+  uint64_t farAt;
+  int farRank, farKind;
+  char farText[WATCH_TEXT_MAX];
   /* The first failure seen (the watch thread writes it once, under lock). */
   pthread_mutex_t lock;
   int failKind;

@@ -24,17 +24,20 @@ int watch_msg_send(int fd, const watch_msg_t* msg) {
   return sock_send_all(fd, msg, sizeof(*msg), sock_deadline_ms(200), NULL);
 }
 
-int watch_fail(struct ncclComm* comm, int kind, int rank, int fromFd, const char* fmt, ...) {
+void watch_msg_forward(struct ncclComm* comm, const watch_msg_t* msg, int fromFd) {
+  watch_comm_t* w = &comm->watch;
+  if (w->prevFd >= 0 && w->prevFd != fromFd && __atomic_load_n(&w->leftAt[0], __ATOMIC_RELAXED) == UINT64_MAX) watch_msg_send(w->prevFd, msg);
+  if (w->nextFd >= 0 && w->nextFd != fromFd && __atomic_load_n(&w->leftAt[1], __ATOMIC_RELAXED) == UINT64_MAX) watch_msg_send(w->nextFd, msg);
+}
+
+static int watch_fail_v(struct ncclComm* comm, int kind, int rank, uint64_t seq, int fromFd, const char* fmt, va_list ap) {
   watch_comm_t* w = &comm->watch;
   pthread_mutex_lock(&w->lock);
   if (w->failKind != WATCH_FAIL_NONE) {
     pthread_mutex_unlock(&w->lock);
     return 0;
   }
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(w->failText, sizeof(w->failText), fmt, ap);
-  va_end(ap);
   w->failRank = rank;
   /* The text (the last error), then the error, then the flag: whoever sees
    * one finds what came before it. */
@@ -48,11 +51,27 @@ int watch_fail(struct ncclComm* comm, int kind, int rank, int fromFd, const char
   msg.from = comm->rank;
   msg.kind = kind;
   msg.subject = rank;
+  msg.seq = seq;
   snprintf(msg.text, sizeof(msg.text), "%s", w->failText);
-  if (w->prevFd >= 0 && w->prevFd != fromFd && __atomic_load_n(&w->leftAt[0], __ATOMIC_RELAXED) == UINT64_MAX) watch_msg_send(w->prevFd, &msg);
-  if (w->nextFd >= 0 && w->nextFd != fromFd && __atomic_load_n(&w->leftAt[1], __ATOMIC_RELAXED) == UINT64_MAX) watch_msg_send(w->nextFd, &msg);
+  watch_msg_forward(comm, &msg, fromFd);
   pthread_mutex_unlock(&w->lock);
   return 1;
+}
+
+int watch_fail(struct ncclComm* comm, int kind, int rank, int fromFd, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int first = watch_fail_v(comm, kind, rank, UINT64_MAX, fromFd, fmt, ap);
+  va_end(ap);
+  return first;
+}
+
+int watch_fail_seq(struct ncclComm* comm, int kind, int rank, uint64_t seq, int fromFd, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int first = watch_fail_v(comm, kind, rank, seq, fromFd, fmt, ap);
+  va_end(ap);
+  return first;
 }
 
 int watch_failure(struct ncclComm* comm, char* text, size_t len) {
@@ -89,7 +108,7 @@ void watch_left_fail(struct ncclComm* comm, int side, uint64_t left, const char*
   int who = watch_side_rank(comm, side);
   int kind = __atomic_load_n(&w->leftKind[side], __ATOMIC_RELAXED);
   char name[160];
-  watch_fail(comm, kind, who, -1,
+  watch_fail_seq(comm, kind, who, left, -1,
              "%s %s after %llu collective(s) and %llu send(s) to rank %d, while rank %d %s %llu, which needs it",
              watch_rank_name(comm, who, name, sizeof(name)),
              kind == WATCH_FAIL_ABORTED ? "aborted the communicator (ncclCommAbort)"
@@ -136,6 +155,9 @@ void watch_p2p_refused(struct ncclComm* comm, int kind, int peer) { watch_p2p_co
 ncclResult_t watch_op_enter(struct ncclComm* comm, int kind, int coll, uint64_t count, int type, int peer) {
   watch_rec_t* r = &comm->watch.rec;
   uint64_t c = __atomic_load_n(&r->collEntered, __ATOMIC_RELAXED) + (kind == 1);
+  /* A departure heard from afar first: it came before the neighbours'
+   * goodbyes it caused, and names the rank that left first. */
+  MK_CHECK(watch_far_check(comm, kind, c, peer));
   if ((__atomic_load_n(&comm->watch.leftAt[0], __ATOMIC_RELAXED) & __atomic_load_n(&comm->watch.leftAt[1], __ATOMIC_RELAXED)) != UINT64_MAX) {
     ncclResult_t res = watch_left_check(comm, 0, c, peer, kind);
     if (res == ncclSuccess) res = watch_left_check(comm, 1, c, peer, kind);
@@ -152,8 +174,10 @@ ncclResult_t watch_op_enter(struct ncclComm* comm, int kind, int coll, uint64_t 
   __atomic_store_n(&r->lastType, type, __ATOMIC_RELAXED);
   __atomic_store_n(&r->lastPeer, peer, __ATOMIC_RELAXED);
   __atomic_store_n(&r->lastNs, mk_now_ns(), __ATOMIC_RELAXED);
-  if (kind == 1) __atomic_store_n(&r->collEntered, c, __ATOMIC_RELEASE);
+  /* Sequentially consistent, as the watch thread's farAt: one of the two
+   * sees the other's store (watch_far.c), so check again after it. */
+  if (kind == 1) __atomic_store_n(&r->collEntered, c, __ATOMIC_SEQ_CST);
   else __atomic_store_n(&r->p2pEntered, __atomic_load_n(&r->p2pEntered, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
   watch_p2p_count(comm, kind, peer, 1);
-  return ncclSuccess;
+  return watch_far_check(comm, kind, c, peer);
 }

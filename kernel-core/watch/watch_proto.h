@@ -8,7 +8,7 @@
 
 #include "watch/watch.h"
 
-#define WATCH_PROTO_VERSION 2u
+#define WATCH_PROTO_VERSION 3u
 #define WATCH_MAGIC_SALT 0x5741544348000000ull /* "WATCH" */
 
 enum { WATCH_CONN_RING = 1, WATCH_CONN_STATUS = 2 };
@@ -21,7 +21,8 @@ typedef struct {
   int32_t from;    /* the sender's rank */
   int32_t kind;    /* BYE: WATCH_FAIL_LEFT or _ABORTED; FAIL: the failure's kind */
   int32_t subject; /* FAIL: the failed rank */
-  uint64_t seq;    /* BYE: collectives the sender completed */
+  uint64_t seq;    /* BYE: collectives the sender completed; FAIL of a departure: those the departed
+                      rank completed (only later ones fail), else UINT64_MAX */
   uint64_t sent;   /* BYE: sends the sender made to the rank it says goodbye to */
   char text[WATCH_MSG_TEXT]; /* FAIL: its text, as the first rank to see it wrote it */
 } watch_msg_t;
@@ -57,6 +58,24 @@ typedef struct {
 /* Fails comm because the neighbour on `side` left after `left` collectives
  * while this rank `doing` (a phrase) number c. */
 void watch_left_fail(struct ncclComm* comm, int side, uint64_t left, const char* doing, uint64_t c);
+
+/* watch_fail with the collectives a departed `rank` completed (seq), which
+ * travel with the failure so each rank fails only what it has not passed. */
+int watch_fail_seq(struct ncclComm* comm, int kind, int rank, uint64_t seq, int fromFd, const char* fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* msg to both neighbours but fromFd and those that left (the comm's lock held). */
+void watch_msg_forward(struct ncclComm* comm, const watch_msg_t* msg, int fromFd);
+
+/* watch_far.c: a failure message from a neighbour, on the watch thread
+ * (msg->text terminated). One about a departure fails the comm now if this
+ * rank is past the departed rank's last collective, else when it gets
+ * there; any other at once. */
+void watch_fail_heard(struct ncclComm* comm, const watch_msg_t* msg, int fromFd);
+/* The calling thread entered collective c (kind 1) or a send or receive
+ * with peer: ncclRemoteError when a departure heard from afar rules it out. */
+ncclResult_t watch_far_check(struct ncclComm* comm, int kind, uint64_t c, int peer);
+/* Whether this rank is in or past the collective after the first `seq`. */
+int watch_past(const struct ncclComm* comm, uint64_t seq);
 
 /* The watch thread (watch_thread.c). */
 ncclResult_t watch_thread_add(struct ncclComm* comm);

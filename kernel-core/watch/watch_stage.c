@@ -16,6 +16,7 @@ ncclResult_t comm_watch_listen_stage_init(struct ncclComm* comm) {
   watch_comm_t* w = &comm->watch;
   w->listenFd = w->prevFd = w->nextFd = -1;
   w->leftAt[0] = w->leftAt[1] = UINT64_MAX;
+  w->farAt = UINT64_MAX;
   pthread_mutex_init(&w->lock, NULL);
   if (!param_MKCCL_WATCH() || comm->nRanks == 1) return ncclSuccess;
   /* The address peers reach this rank's bootstrap at reaches this listener. */
@@ -124,6 +125,7 @@ void watch_say_goodbye(struct ncclComm* comm) {
     msg.type = WATCH_MSG_FAIL;
     msg.kind = WATCH_FAIL_ABORTED;
     msg.subject = comm->rank;
+    msg.seq = UINT64_MAX; /* its collectives failed: the neighbours' too, at once */
     snprintf(msg.text, sizeof(msg.text), "%s left the communicator after an error of its own (%s)",
              watch_rank_name(comm, comm->rank, name, sizeof(name)), ncclGetErrorString(async));
   }

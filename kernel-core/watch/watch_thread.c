@@ -54,7 +54,7 @@ static void watch_ring_event(struct ncclComm* comm, int side) {
   }
   if (msg.type == WATCH_MSG_FAIL) {
     msg.text[sizeof(msg.text) - 1] = '\0';
-    watch_fail(comm, msg.kind, msg.subject, fd, "%s", msg.text);
+    watch_fail_heard(comm, &msg, fd);
     return;
   }
   if (msg.type != WATCH_MSG_BYE || msg.from != who) {
