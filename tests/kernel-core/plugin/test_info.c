@@ -41,6 +41,12 @@ static int run(const char* env, const char* args) {
   return WEXITSTATUS(status);
 }
 
+/* Runs that print the topology probe the machine through hwloc, whose PCI
+ * plugin leaves libpciaccess allocations behind once it is unloaded
+ * (LeakSanitizer cannot name them): leak checks off for those runs only
+ * (no effect without AddressSanitizer). */
+#define TOPO_ENV "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"
+
 static void write_file(const char* name, const char* text) {
   char path[128];
   snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
@@ -57,7 +63,7 @@ int main(void) {
   char want[1024];
 
   /* Build tree, no variables: lib/mkccl/manifest.yaml beside libmkccl.so. */
-  CHECK_EQ_INT(run("", ""), 0);
+  CHECK_EQ_INT(run(TOPO_ENV, ""), 0);
   snprintf(want, sizeof(want), "  default         %s/mkccl/manifest.yaml\n", getenv("MKCCL_LIB_DIR"));
   CHECK_STR_CONTAINS(out, want);
   CHECK_STR_CONTAINS(out, "mkccl 0.1.0, NCCL API 2.28.9");
@@ -96,7 +102,9 @@ int main(void) {
   CHECK_STR_CONTAINS(out, want);
   CHECK_STR_CONTAINS(out, "  NCCL_NET_PLUGIN              = none                 [environment]");
   /* The topology's NICs are the devices of the net plugin taken, in order. */
-  CHECK_EQ_INT(run(env, "--topology"), 0);
+  char envTopo[512];
+  snprintf(envTopo, sizeof(envTopo), "%s %s", env, TOPO_ENV);
+  CHECK_EQ_INT(run(envTopo, "--topology"), 0);
   CHECK(strstr(out, "\nParameters") == NULL);
   CHECK_STR_CONTAINS(out, "\nTopology (NICs: test-net-info)\n");
   CHECK_STR_CONTAINS(out, "3 NICs");
