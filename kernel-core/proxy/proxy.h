@@ -61,6 +61,12 @@ void proxy_client_detach(proxy_client_t* client);
  * error (ncclSuccess if none). `what` names the caller in the WARN. */
 ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what);
 
+/* Waits up to ms for the client's ops to be done, giving up quietly when
+ * they are not (nothing failed, nothing dropped): a process at exit lets
+ * what its last calls queued leave before its threads die. Returns whether
+ * they all are. */
+int proxy_client_drain_for(proxy_client_t* client, int ms);
+
 /* An op with zeroed args, ready to fill. */
 ncclResult_t proxy_op_alloc(proxy_op_t** op);
 void proxy_op_free(proxy_op_t* op);

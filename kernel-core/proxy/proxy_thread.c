@@ -299,6 +299,15 @@ ncclResult_t proxy_client_flush(proxy_client_t* client, const char* what) {
   return proxy_client_error(client);
 }
 
+int proxy_client_drain_for(proxy_client_t* client, int ms) {
+  int64_t end = mk_now_ns() + (int64_t)ms * 1000000;
+  while (!proxy_client_drained(client)) {
+    if (mk_now_ns() >= end || __atomic_load_n(client->abortFlag, __ATOMIC_ACQUIRE)) return 0;
+    usleep(100);
+  }
+  return 1;
+}
+
 void proxy_client_detach(proxy_client_t* client) {
   /* Ops of an aborted client are dropped by the loop; others finish, or are
    * dropped after MKCCL_TIMEOUT without progress. */

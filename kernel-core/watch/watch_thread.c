@@ -16,6 +16,7 @@
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
+#include "proxy/proxy.h"
 #include "watch/watch_proto.h"
 
 static pthread_mutex_t watch_life = PTHREAD_MUTEX_INITIALIZER; /* thread start and stop */
@@ -323,9 +324,20 @@ void watch_each_comm(void (*fn)(struct ncclComm* comm, void* arg), void* arg) {
 
 /* A process that exits with communicators alive (no ncclCommDestroy, as
  * many programs end) says goodbye for each, so its neighbours fail only
- * the collectives it never joined, not the last ones it completed. */
+ * the collectives it never joined, not the last ones it completed. Its
+ * last calls may have returned with data still queued to its proxy (a
+ * send completes once its steps are in the connection's buffers): those
+ * leave first, for at most WATCH_EXIT_DRAIN_MS a communicator, while the
+ * proxy thread still runs. */
+#define WATCH_EXIT_DRAIN_MS 2000
 __attribute__((destructor)) static void watch_at_exit(void) {
   pthread_mutex_lock(&watch_reg);
-  for (int i = 0; i < watch_n; i++) watch_say_goodbye(watch_comms[i]);
+  for (int i = 0; i < watch_n; i++) {
+    struct ncclComm* comm = watch_comms[i];
+    if (comm->dp.proxyAttached && !proxy_client_drain_for(&comm->dp.proxy, WATCH_EXIT_DRAIN_MS))
+      MK_INFO(NCCL_INIT, "Rank %d: at exit, ops still queued to the proxy after %d ms: left", comm->rank,
+              WATCH_EXIT_DRAIN_MS);
+    watch_say_goodbye(comm);
+  }
   pthread_mutex_unlock(&watch_reg);
 }

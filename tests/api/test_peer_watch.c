@@ -17,7 +17,8 @@
  *   sendleave  a rank sends two messages to the next rank and one to the
  *          previous, then destroys its comm: the receivers take every
  *          message it sent, whether they call ncclRecv before it leaves or
- *          after, and the one receive more each calls fails */
+ *          after, and the one receive more each calls fails
+ *   sendexit  the same with 1 MB messages and exit(0) instead of destroy */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -52,8 +53,8 @@ typedef struct {
 static netns_pair_t nsp;
 static int two_hosts;
 
-enum { MODE_KILL, MODE_P2P, MODE_IDLE, MODE_LEAVE, MODE_EXIT, MODE_SENDLEAVE };
-static const char* const mode_names[] = {"kill", "p2p", "idle", "leave", "exit", "sendleave"};
+enum { MODE_KILL, MODE_P2P, MODE_IDLE, MODE_LEAVE, MODE_EXIT, MODE_SENDLEAVE, MODE_SENDEXIT };
+static const char* const mode_names[] = {"kill", "p2p", "idle", "leave", "exit", "sendleave", "sendexit"};
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -238,10 +239,16 @@ static int run_depart(int rank, int n, round_t* r, ncclComm_t comm) {
   return 0;
 }
 
-/* sendleave: message idx from rank src, every element apart. */
-#define SL_COUNT 16384
-static void sl_fill(float* v, int src, int idx) {
-  for (int i = 0; i < SL_COUNT; i++) v[i] = (float)(src * 1000000 + idx * 100000 + i);
+/* sendleave and sendexit: message idx from rank src, every element apart. */
+static void sl_fill(int32_t* v, int count, int src, int idx) {
+  for (int i = 0; i < count; i++) v[i] = src * 100000000 + idx * 10000000 + i;
+}
+
+static int sl_check(const int32_t* v, int count, int src, int idx, int rank) {
+  for (int i = 0; i < count; i++)
+    CHECK_MSG(v[i] == src * 100000000 + idx * 10000000 + i, "rank %d: message %d from rank %d: element %d is %d", rank,
+              idx, src, i, (int)v[i]);
+  return 0;
 }
 
 /* Waits up to 10 s for *flag to reach want. */
@@ -252,38 +259,39 @@ static int sl_wait(volatile int64_t* flag, int64_t want) {
 
 /* Odd rounds: the receivers call ncclRecv before the victim leaves, the
  * last one unmatched (the goodbye must end it); even rounds: after it left
- * (each call is checked against the sends the goodbye counted). */
+ * (each call is checked against the sends the goodbye counted). sendleave:
+ * 64 KB messages, then ncclCommDestroy; sendexit: 1 MB messages, larger
+ * than the sockets hold, so some are still queued to the victim's proxy
+ * when its ncclSend returns, then exit(0) without destroy: what the
+ * library queued must still leave. */
 static int run_sendleave(int rank, int n, round_t* r, ncclComm_t comm, int early) {
   int v = r->victim, next = (v + 1) % n, prev = (v + n - 1) % n;
-  float* buf = malloc(SL_COUNT * sizeof(float));
-  float* got = malloc(2 * SL_COUNT * sizeof(float));
+  int count = r->mode == MODE_SENDEXIT ? 262144 : 16384;
+  int32_t* buf = malloc((size_t)count * sizeof(int32_t));
+  int32_t* got = malloc(2 * (size_t)count * sizeof(int32_t));
   CHECK(buf && got);
   /* Both ways around the ring first: connections are made when both ends
    * call, and the victim's later sends must not wait for its receivers. */
   int up = (rank + 1) % n, down = (rank + n - 1) % n;
-  sl_fill(buf, rank, 7);
+  sl_fill(buf, count, rank, 7);
   CHECK_NCCL(ncclGroupStart());
-  CHECK_NCCL(ncclSend(buf, SL_COUNT, ncclFloat, up, comm, NULL));
-  CHECK_NCCL(ncclSend(buf, SL_COUNT, ncclFloat, down, comm, NULL));
-  CHECK_NCCL(ncclRecv(got, SL_COUNT, ncclFloat, down, comm, NULL));
-  CHECK_NCCL(ncclRecv(got + SL_COUNT, SL_COUNT, ncclFloat, up, comm, NULL));
+  CHECK_NCCL(ncclSend(buf, count, ncclInt32, up, comm, NULL));
+  CHECK_NCCL(ncclSend(buf, count, ncclInt32, down, comm, NULL));
+  CHECK_NCCL(ncclRecv(got, count, ncclInt32, down, comm, NULL));
+  CHECK_NCCL(ncclRecv(got + count, count, ncclInt32, up, comm, NULL));
   CHECK_NCCL(ncclGroupEnd());
-  for (int i = 0; i < SL_COUNT; i++) {
-    CHECK_MSG(got[i] == (float)(down * 1000000 + 700000 + i), "rank %d: from rank %d element %d is %g", rank, down, i,
-              (double)got[i]);
-    CHECK_MSG(got[SL_COUNT + i] == (float)(up * 1000000 + 700000 + i), "rank %d: from rank %d element %d is %g", rank,
-              up, i, (double)got[SL_COUNT + i]);
-  }
+  CHECK(sl_check(got, count, down, 7, rank) == 0);
+  CHECK(sl_check(got + count, count, up, 7, rank) == 0);
   free(got);
   if (rank == v) {
     r->victimPid = (int)getpid();
     gethostname(r->victimHost, sizeof(r->victimHost) - 1);
     for (int idx = 0; idx < 2; idx++) {
-      sl_fill(buf, rank, idx);
-      CHECK_NCCL(ncclSend(buf, SL_COUNT, ncclFloat, next, comm, NULL));
+      sl_fill(buf, count, rank, idx);
+      CHECK_NCCL(ncclSend(buf, count, ncclInt32, next, comm, NULL));
     }
-    sl_fill(buf, rank, 0);
-    CHECK_NCCL(ncclSend(buf, SL_COUNT, ncclFloat, prev, comm, NULL));
+    sl_fill(buf, count, rank, 0);
+    CHECK_NCCL(ncclSend(buf, count, ncclInt32, prev, comm, NULL));
     if (early) {
       int64_t entered = 0;
       for (int i = 0; i < 10000 && entered < 2; i++, usleep(1000)) entered = __atomic_load_n(&r->entered, __ATOMIC_ACQUIRE);
@@ -292,6 +300,7 @@ static int run_sendleave(int rank, int n, round_t* r, ncclComm_t comm, int early
     }
     free(buf);
     r->eventNs = now_ns();
+    if (r->mode == MODE_SENDEXIT) exit(0); /* no destroy: the library's exit handling */
     CHECK_NCCL(ncclCommDestroy(comm));
     return 0;
   }
@@ -301,21 +310,17 @@ static int run_sendleave(int rank, int n, round_t* r, ncclComm_t comm, int early
     usleep(300 * 1000); /* its goodbye has come */
   }
   for (int idx = 0; idx < mine; idx++) {
-    memset(buf, 0xff, SL_COUNT * sizeof(float));
-    ncclResult_t res = ncclRecv(buf, SL_COUNT, ncclFloat, v, comm, NULL);
+    memset(buf, 0xff, (size_t)count * sizeof(int32_t));
+    ncclResult_t res = ncclRecv(buf, count, ncclInt32, v, comm, NULL);
     CHECK_MSG(res == ncclSuccess, "rank %d: receive %d of %d sent by rank %d before it left: %s", rank, idx + 1, mine, v,
               ncclGetLastError(comm));
-    for (int i = 0; i < SL_COUNT; i++) {
-      float want = (float)(v * 1000000 + idx * 100000 + i);
-      CHECK_MSG(buf[i] == want, "rank %d message %d: element %d is %g, not %g", rank, idx, i, (double)buf[i],
-                (double)want);
-    }
+    CHECK(sl_check(buf, count, v, idx, rank) == 0);
   }
   /* Both receivers have their messages before either fails the comm. */
   __atomic_add_fetch(&r->entered, 1, __ATOMIC_RELEASE);
   for (int i = 0; i < 10000 && __atomic_load_n(&r->entered, __ATOMIC_ACQUIRE) < 2; i++) usleep(1000);
   int64_t called = now_ns();
-  ncclResult_t res = ncclRecv(buf, SL_COUNT, ncclFloat, v, comm, NULL);
+  ncclResult_t res = ncclRecv(buf, count, ncclInt32, v, comm, NULL);
   free(buf);
   CHECK(check_failure(rank, comm, res, r, "the receive the leaver never sent", called) == 0);
   CHECK_MSG(strstr(ncclGetLastError(comm), "left the communicator"), "rank %d: not a departure: %s", rank,
@@ -333,7 +338,8 @@ static int rank_main(int rank, int n, void* arg) {
     case MODE_KILL: rc = run_allreduce(rank, n, r, comm, 16u << 20); break; /* 64 MB of floats */
     case MODE_P2P: rc = run_p2p(rank, n, r, comm); break;
     case MODE_IDLE: rc = run_idle(rank, n, r, comm); break;
-    case MODE_SENDLEAVE: return run_sendleave(rank, n, r, comm, r->iters % 2);
+    case MODE_SENDLEAVE:
+    case MODE_SENDEXIT: return run_sendleave(rank, n, r, comm, r->iters % 2);
     default: return run_depart(rank, n, r, comm); /* ends or aborts its comm itself */
   }
   CHECK_NCCL(ncclCommAbort(comm));
@@ -342,9 +348,9 @@ static int rank_main(int rank, int n, void* arg) {
 
 int main(int argc, char** argv) {
   int mode = -1;
-  for (int m = 0; m <= MODE_SENDLEAVE && argc > 1; m++)
+  for (int m = 0; m <= MODE_SENDEXIT && argc > 1; m++)
     if (strcmp(argv[1], mode_names[m]) == 0) mode = m;
-  CHECK_MSG(mode >= 0, "usage: test_peer_watch kill|p2p|idle|leave|exit|sendleave [ROUNDS] [hosts]");
+  CHECK_MSG(mode >= 0, "usage: test_peer_watch kill|p2p|idle|leave|exit|sendleave|sendexit [ROUNDS] [hosts]");
   int rounds = argc > 2 ? atoi(argv[2]) : 2;
   two_hosts = argc > 3 && strcmp(argv[3], "hosts") == 0;
   if (two_hosts) netns_require(&nsp);
