@@ -248,6 +248,11 @@ typedef struct mkcclTransportServices_v1 {
   ncclResult_t (*dmaBufFd)(void* ctx, const void* ptr, size_t bytes, int* fd, uint64_t* offset);
 } mkcclTransportServices_v1;
 
+/* Whether a services table (a pointer) has `field`: the entries appended
+ * after the first release are there only where `size` covers them. */
+#define MKCCL_SERVICES_HAS(sv, field) \
+  ((sv)->size >= offsetof(mkcclTransportServices_v1, field) + sizeof((sv)->field))
+
 typedef struct {
   ncclResult_t (*setup)(void* tctx, const mkcclConnSetup_v1* args, void* connectInfo, void** conn);
   /* May return ncclInProgress: called again until ncclSuccess. */

@@ -4,7 +4,6 @@
 #include "dp/dp_topo.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,10 +120,7 @@ ncclResult_t dp_topo_open(struct ncclComm* comm) {
 
 int dp_topo_gpu_nic_path(const struct ncclComm* comm, int dev) {
   const topo_system_t* sys = comm->dp.topo;
-  if (!sys || comm->cudaDev < 0 || comm->busId < 0 || dev < 0 || dev >= topo_count(sys, TOPO_NIC)) return -1;
-  char busId[32];
-  snprintf(busId, sizeof(busId), "%04x:%02x:%02x.%x", (unsigned)((comm->busId >> 20) & 0xffff),
-           (unsigned)((comm->busId >> 12) & 0xff), (unsigned)((comm->busId >> 4) & 0xff), (unsigned)(comm->busId & 0xf));
-  int gpu = topo_gpu_find(sys, busId);
+  if (!sys || comm->cudaDev < 0 || dev < 0 || dev >= topo_count(sys, TOPO_NIC)) return -1;
+  int gpu = topo_gpu_find_id(sys, comm->busId);
   return gpu < 0 ? -1 : topo_gpu_nic_path_type(sys, gpu, dev);
 }

@@ -113,11 +113,15 @@ int topo_gpu_cuda_dev(const topo_system_t* sys, int gpu) {
   return n ? n->gpu.dev : -1;
 }
 
+int topo_gpu_find_id(const topo_system_t* sys, int64_t busId) {
+  topo_node_t* n = sys && busId >= 0 ? topo_node_find(sys, TOPO_GPU, busId) : NULL;
+  return n ? n->index : -1;
+}
+
 int topo_gpu_find(const topo_system_t* sys, const char* busId) {
   int64_t id;
   if (!sys || topo_busid_parse(busId, &id) != 0) return -1;
-  topo_node_t* n = topo_node_find(sys, TOPO_GPU, id);
-  return n ? n->index : -1;
+  return topo_gpu_find_id(sys, id);
 }
 
 const char* topo_nic_name(const topo_system_t* sys, int nic) {

@@ -126,6 +126,9 @@ ncclResult_t topo_cpu_affinity(const topo_system_t* sys, int cpu, cpu_set_t* set
 const char* topo_gpu_bus_id(const topo_system_t* sys, int gpu);
 int topo_gpu_cuda_dev(const topo_system_t* sys, int gpu);
 int topo_gpu_find(const topo_system_t* sys, const char* busId); /* index or -1 */
+/* The same by the bus id as one number (domain, bus, device, function
+ * digits, as communicators keep it). */
+int topo_gpu_find_id(const topo_system_t* sys, int64_t busId);
 const char* topo_nic_name(const topo_system_t* sys, int nic);
 int topo_cpu_numa_id(const topo_system_t* sys, int cpu);
 

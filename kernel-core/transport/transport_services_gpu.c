@@ -157,13 +157,18 @@ static ncclResult_t gpu_host_unregister(void* ctx, void* ptr) {
   return ncclSuccess;
 }
 
+/* The services the proxy thread calls work in the communicator's context. */
+static cu_result_t gpu_ctx_current(const cuda_gpu_t* g, const struct ncclComm* comm) {
+  return comm->dp.exec.gpuCtx ? g->ctx_set_current((cu_context_t)comm->dp.exec.gpuCtx) : CUDA_DRV_SUCCESS;
+}
+
 /* On a private non-blocking stream, so it waits for no kernel of the
  * user's: the proxy's fallback copy of a user buffer. */
 static ncclResult_t gpu_device_copy(void* ctx, void* dst, const void* src, size_t bytes) {
   struct ncclComm* comm = ctx;
   const cuda_gpu_t* g = cuda_gpu();
   if (!g) return ncclSystemError;
-  if (comm->dp.exec.gpuCtx) CU_CHECK(g->ctx_set_current((cu_context_t)comm->dp.exec.gpuCtx));
+  CU_CHECK(gpu_ctx_current(g, comm));
   cu_stream_t s = NULL;
   CU_CHECK(g->stream_create(&s, CU_STREAM_NON_BLOCKING));
   cu_result_t r = g->memcpy_async((cu_deviceptr_t)(uintptr_t)dst, (cu_deviceptr_t)(uintptr_t)src, bytes, s);
@@ -199,8 +204,7 @@ static ncclResult_t gpu_dma_buf_fd(void* ctx, const void* ptr, size_t bytes, int
   if (!get) return gpu_dma_buf_none("the CUDA driver has no cuMemGetHandleForAddressRange", comm->cudaDev);
   /* The proxy thread registers user buffers: the communicator's context on it. */
   const cuda_gpu_t* g = cuda_gpu();
-  if (g && comm->dp.exec.gpuCtx && g->ctx_set_current((cu_context_t)comm->dp.exec.gpuCtx) != CUDA_DRV_SUCCESS)
-    return gpu_dma_buf_none("cuCtxSetCurrent failed", comm->cudaDev);
+  if (!g || gpu_ctx_current(g, comm) != CUDA_DRV_SUCCESS) return gpu_dma_buf_none("cuCtxSetCurrent failed", comm->cudaDev);
   uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
   uintptr_t lo = (uintptr_t)ptr & ~(page - 1), hi = ((uintptr_t)ptr + bytes + page - 1) & ~(page - 1);
   int out = -1;

@@ -24,7 +24,7 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
   ctx->sharedBuffers = transport_net_param_NCCL_NET_SHARED_BUFFERS(services) != 0;
   ctx->maxRecvs = 1;
   /* Cores that predate the GPUDirect services: parameters unset. */
-  int gdrKnown = services->size >= offsetof(mkcclTransportServices_v1, netGdrRead) + sizeof(services->netGdrRead);
+  int gdrKnown = MKCCL_SERVICES_HAS(services, netGdrRead);
   ctx->gdrLevel = gdrKnown ? services->netGdrLevel : -1;
   ctx->gdrRead = gdrKnown ? services->netGdrRead : -1;
   if (ctx->net) {
@@ -35,7 +35,7 @@ static ncclResult_t net_init(const mkcclTransportServices_v1* services, void** o
     /* Device offload keeps one queue per receive comm, consumed in the
      * order it was posted: one connection per comm, one buffer per receive. */
     /* GPU memory through dma-buf where the plugin claims it (as NCCL does). */
-    int dmaBufKnown = services->size >= offsetof(mkcclTransportServices_v1, dmaBufFd) + sizeof(services->dmaBufFd);
+    int dmaBufKnown = MKCCL_SERVICES_HAS(services, dmaBufFd);
     ctx->dmaBuf = (props.ptrSupport & NCCL_PTR_DMABUF) && ctx->net->regMrDmaBuf && dmaBufKnown && services->dmaBufFd;
     if (props.netDeviceType != NCCL_NET_DEVICE_HOST) {
       ctx->offload = 1;
@@ -77,7 +77,7 @@ static int net_conn_gdr(transport_net_ctx_t* ctx, const mkcclConnSetup_v1* args,
   if (ctx->net->getProperties(c->netDev, &props) != ncclSuccess) props.ptrSupport = NCCL_PTR_HOST;
   c->forceFlushProp = props.forceFlush;
   const mkcclTransportServices_v1* sv = ctx->services;
-  int pathKnown = sv->size >= offsetof(mkcclTransportServices_v1, netGpuPath) + sizeof(sv->netGpuPath) && sv->netGpuPath;
+  int pathKnown = MKCCL_SERVICES_HAS(sv, netGpuPath) && sv->netGpuPath;
   transport_net_gdr_in_t in = {args->deviceMem, props.ptrSupport, ctx->offload, c->isSend, ctx->gdrLevel,
                                ctx->gdrRead,    sv->sm,           pathKnown ? sv->netGpuPath(sv->ctx, c->netDev) : -1};
   char why[160];
@@ -209,7 +209,7 @@ static ncclResult_t net_dev_handle(transport_net_conn_t* c) {
   const mkcclTransportServices_v1* sv = c->ctx->services;
   if (c->devHandleAsked) return ncclSuccess;
   c->devHandleAsked = 1;
-  if (sv->size < offsetof(mkcclTransportServices_v1, netDeviceHandleFree) + sizeof(sv->netDeviceHandleFree) ||
+  if (!MKCCL_SERVICES_HAS(sv, netDeviceHandleFree) ||
       !sv->netDeviceHandleAlloc)
     return ncclSuccess;
   return sv->netDeviceHandleAlloc(sv->ctx, !c->isSend, &c->devHandle);

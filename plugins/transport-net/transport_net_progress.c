@@ -81,7 +81,7 @@ static ncclResult_t net_send_source(transport_net_conn_t* c, uint64_t step, int6
     memcpy(*data, f->ptr, (size_t)size);
     return ncclSuccess;
   }
-  if (sv->size < offsetof(mkcclTransportServices_v1, deviceCopy) + sizeof(sv->deviceCopy) || !sv->deviceCopy) {
+  if (!MKCCL_SERVICES_HAS(sv, deviceCopy) || !sv->deviceCopy) {
     sv->log(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__,
             "transport-net: rank %d: a GPU buffer posted for rank %d cannot be sent: the net plugin did not register "
             "it and the core lends no device copy", sv->rank, c->peer);

@@ -76,7 +76,7 @@ int transport_net_conn_user_ok(const transport_net_conn_t* c) {
 /* The registration service, where the core lends it. */
 static int net_reg_find(transport_net_ctx_t* ctx, const void* ptr, size_t bytes, void** base, size_t* size) {
   const mkcclTransportServices_v1* sv = ctx->services;
-  if (sv->size < offsetof(mkcclTransportServices_v1, memRegFind) + sizeof(sv->memRegFind) || !sv->memRegFind)
+  if (!MKCCL_SERVICES_HAS(sv, memRegFind) || !sv->memRegFind)
     return 0;
   return sv->memRegFind(sv->ctx, ptr, bytes, base, size) == ncclSuccess;
 }
