@@ -102,6 +102,12 @@ typedef struct {
    * errno that stopped it. */
   int (*ptrRead)(void* ptrCtx, void* dst, const void* src, size_t bytes);
   void* ptrCtx;
+  /* Appended; may be NULL. Recv side with ptrRead: where in this process
+   * the `bytes` at the sender's address `src` can be read (a mapping of the
+   * sender's memory, valid while the sender's step is outstanding), or NULL
+   * to read them with ptrRead. The executor then copies them itself, with
+   * the stores it picks. */
+  const void* (*ptrMap)(void* ptrCtx, const void* src, size_t bytes);
 } mkcclConnInfo_v1;
 
 /* The two ranks of a connection, as the core knows them. */

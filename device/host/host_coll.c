@@ -69,7 +69,7 @@ static ncclResult_t host_coll_failure(const host_prims_t* p) {
  * address (host_prims_chunk_ptr): slices come as PTR slots where the
  * previous rank's connection lets it post them, and go so where the next
  * rank maps this process's shareable memory and the data lies in it. */
-static void host_coll_ring_ptr(host_prims_t* p, const mk_work_t* w) {
+static void host_coll_ring_ptr(host_prims_t* p, const mk_work_t* w, int nRanks) {
   const uint32_t reads = MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP;
   int copies = (w->coll == MK_COLL_ALLGATHER || w->coll == MK_COLL_BROADCAST) && w->proto == MK_PROTO_SIMPLE;
   int recvPtr = copies && p->nRecv == 1 && (p->recv[0].info->flags & reads) && p->recv[0].info->ptrRead;
@@ -78,6 +78,8 @@ static void host_coll_ring_ptr(host_prims_t* p, const mk_work_t* w) {
   p->srcShared = !!(w->flags & MK_WORK_SEND_HOSTMEM);
   p->dstShared = !!(w->flags & MK_WORK_RECV_HOSTMEM);
   p->ptrPath = recvPtr || p->ptrSend;
+  int64_t out = (int64_t)w->count * (int64_t)p->typeSize * (w->coll == MK_COLL_ALLGATHER ? nRanks : 1);
+  p->ptrStream = (uint8_t)(recvPtr && host_store_single_stream(p->store, out));
 }
 
 static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims_t* p, int nRanks) {
@@ -93,7 +95,7 @@ static ncclResult_t host_coll_ring(channel_t* ch, const mk_work_t* w, host_prims
   coll_ring_uses(&c, w, &recvs, &sends);
   host_coll_attach1(p, recvs ? &ch->peers[ch->ring.prev].recv[MK_CONN_COLL] : NULL,
                     sends ? &ch->peers[ch->ring.next].send[MK_CONN_COLL] : NULL);
-  host_coll_ring_ptr(p, w);
+  host_coll_ring_ptr(p, w, nRanks);
   if (coll_ring_run(p, w, &c)) return host_coll_failure(p);
   if (p->ptrPosted) MK_CHECK(host_prims_send_drain(p));
   return ncclSuccess;
@@ -179,6 +181,7 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
   int sendPtr = ((w->flags & MK_WORK_SEND_REG) && (sendFlags & MKCCL_CONN_PTR_READ)) ||
                 ((w->flags & MK_WORK_SEND_HOSTMEM) && (sendFlags & MKCCL_CONN_PTR_MAP));
   int recvAny = recvChunks && (rp.recv[0].info->flags & (MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP));
+  rp.ptrStream = (uint8_t)host_store_single_stream(base->store, w->recvBytes);
   uint32_t idle = 0;
   int64_t deadline = 0;
   for (int si = 0, ri = 0; si < sendChunks || ri < recvChunks;) {
@@ -186,9 +189,15 @@ static ncclResult_t host_p2p(channel_t* ch, const mk_work_t* w, host_prims_t* ba
     if (si < sendChunks && (ri == recvChunks || host_prims_ready(&sp, MK_PRIM_SEND))) {
       int64_t off = (int64_t)si++ * chunk;
       const char* src = (const char*)w->sendbuff + sendOff + off;
-      if (sendPtr)
+      if (sendPtr) {
         MK_CHECK(host_prims_send_addr(&sp, src, coll_clamp(sendLen, off, chunk)));
-      else
+        /* Posting an address costs nothing: post all the room allows, so
+         * the receiver reads long runs. */
+        while (si < sendChunks && host_prims_ready(&sp, MK_PRIM_SEND)) {
+          off = (int64_t)si++ * chunk;
+          MK_CHECK(host_prims_send_addr(&sp, (const char*)w->sendbuff + sendOff + off, coll_clamp(sendLen, off, chunk)));
+        }
+      } else
         MK_CHECK(host_prims_chunk(&sp, MK_PRIM_SEND, src, NULL, coll_clamp(sendLen, off, chunk)));
       moved = 1;
     }
@@ -231,7 +240,7 @@ static void host_coll_prims_set(host_prims_t* p, const mk_work_t* w, volatile ui
   p->typeSize = host_type_size((ncclDataType_t)w->type);
   p->abortFlag = abortFlag;
   p->store = store;
-  p->ptrPath = p->ptrSend = p->ptrPosted = 0;
+  p->ptrPath = p->ptrSend = p->ptrPosted = p->ptrStream = 0;
 }
 
 int host_coll_flat_one_step(const mk_work_t* w) {

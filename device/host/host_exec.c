@@ -158,6 +158,7 @@ ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out) 
     ex->workers[c].ex = ex;
     ex->workers[c].channel = c;
     host_store_init(&ex->workers[c].store, cfg->streamStores, cfg->streamMinBytes);
+    ex->workers[c].store.singleBytes = cfg->singleStreamBytes;
   }
   int started = 1; /* channel 0 is the calling thread */
   for (; started < cfg->nChannels; started++) {
@@ -266,6 +267,9 @@ void host_exec_destroy(host_exec_t* ex) {
   if (!ex) return;
   for (int c = 0; c < ex->cfg.nChannels; c++) {
     const host_store_t* st = &ex->workers[c].store;
+    if (st->inPlace[0] + st->inPlace[1])
+      MK_INFO(NCCL_COLL, "Rank %d channel %d: read in place %llu bytes with cached stores, %llu with streaming stores",
+              ex->cfg.rank, c, (unsigned long long)st->inPlace[0], (unsigned long long)st->inPlace[1]);
     if (st->slices[0] + st->slices[1] == 0) continue;
     char what[128];
     host_store_describe(st, what, sizeof(what));

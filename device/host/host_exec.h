@@ -28,6 +28,7 @@ typedef struct {
   int streamStores;        /* MKCCL_HOST_STREAM_STORES: -1 measure, 0 cached, 1 streaming (host_store.h) */
   int64_t streamMinBytes;  /* MKCCL_HOST_STREAM_MIN_BYTES: smaller slices are written cached */
   int64_t llPolls;         /* MKCCL_HOST_LL_POLLS: back-to-back reads before an LL wait pauses (host_wait.h) */
+  int64_t singleStreamBytes; /* MKCCL_HOST_SINGLE_STREAM_BYTES (host_store.h) */
 } host_exec_config_t;
 
 ncclResult_t host_exec_create(const host_exec_config_t* cfg, host_exec_t** out);

@@ -28,7 +28,7 @@ static ncclResult_t host_ops_create(struct ncclComm* comm, void** out) {
                             (uint32_t)param_NCCL_WORK_FIFO_BYTES(), &comm->profile,
                             param_MKCCL_TIMEOUT(), param_MKCCL_HOST_SPIN_US(),
                             (int)param_MKCCL_HOST_STREAM_STORES(), param_MKCCL_HOST_STREAM_MIN_BYTES(),
-                            param_MKCCL_HOST_LL_POLLS()};
+                            param_MKCCL_HOST_LL_POLLS(), param_MKCCL_HOST_SINGLE_STREAM_BYTES()};
   host_exec_t* ex = NULL;
   MK_CHECK(host_exec_create(&cfg, &ex));
   *out = ex;

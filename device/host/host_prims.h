@@ -43,6 +43,9 @@ typedef struct host_prims {
   uint8_t srcShared; /* the item's send buffer is shareable memory */
   uint8_t dstShared; /* its receive buffer is */
   uint8_t ptrPosted; /* a slice went out by address: drain before the item ends */
+  /* Point-to-point and ring by address: slices read in place of the
+   * sender's memory are written with streaming stores (host_store.h). */
+  uint8_t ptrStream;
 } host_prims_t;
 
 /* Round both connections' step counters up to the chunk boundary: every

@@ -59,6 +59,25 @@ ncclResult_t host_prims_send_drain(host_prims_t* p) {
   return ncclSuccess;
 }
 
+/* `bytes` at the sender's address src into dst: from this process's
+ * mapping of that memory where the connection has one (with streaming
+ * stores where p->ptrStream says), else through the transport's read. 0 or
+ * errno. */
+static int host_prims_ptr_copy(host_prims_t* p, const mkcclConnInfo_v1* info, void* dst, const void* src,
+                               size_t bytes) {
+  const void* at = info->ptrMap ? info->ptrMap(info->ptrCtx, src, bytes) : NULL;
+  if (!at) return info->ptrRead ? info->ptrRead(info->ptrCtx, dst, src, bytes) : EINVAL;
+  int mode = p->ptrStream ? HOST_STORE_STREAM : HOST_STORE_CACHED;
+  if (mode == HOST_STORE_STREAM) {
+    host_copy_stream(dst, at, bytes);
+    host_store_fence(); /* before the head that hands the slots back */
+  } else {
+    memcpy(dst, at, bytes);
+  }
+  if (p->store) p->store->inPlace[mode] += bytes;
+  return 0;
+}
+
 /* Bytes of the chunk at `done` of a part of `left` bytes. */
 static int64_t host_prims_chunk_len(int64_t chunk, int64_t left, int64_t done) {
   return left - done < chunk ? left - done : chunk;
@@ -100,7 +119,7 @@ ncclResult_t host_prims_recv_any(host_prims_t* p, void* dst, int64_t chunk, int6
     n++;
     if (n == MKCCL_STEPS || total >= left || !conn_fifo_can_consume(info->tail, step + (uint64_t)n)) break;
   }
-  int err = info->ptrRead(info->ptrCtx, dst, from, (size_t)total);
+  int err = host_prims_ptr_copy(p, info, dst, from, (size_t)total);
   if (err)
     return MK_FAIL(ncclSystemError, "host executor: reading %lld bytes of rank %d's registered buffer failed: %s",
                    (long long)total, peer, strerror(err));
@@ -118,13 +137,14 @@ ncclResult_t host_prims_recv_any(host_prims_t* p, void* dst, int64_t chunk, int6
 
 /* A received PTR slice of `bytes` into dst, its slot back as NORMAL and
  * empty (the release then moves head). */
-static ncclResult_t host_prims_ptr_take(host_conn_t* c, mkcclConnFifo_v1* f, int slot, char* dst, int64_t bytes) {
+static ncclResult_t host_prims_ptr_take(host_prims_t* p, host_conn_t* c, mkcclConnFifo_v1* f, int slot, char* dst,
+                                        int64_t bytes) {
   mkcclConnInfo_v1* info = c->info;
   int64_t sent = conn_fifo_size_load(info->connFifo, slot);
   if (sent != bytes)
     return MK_FAIL(ncclInternalError, "host executor: a ring peer sent a slice of %lld bytes by address where %lld were "
                    "expected", (long long)sent, (long long)bytes);
-  int err = info->ptrRead ? info->ptrRead(info->ptrCtx, dst, f->ptr, (size_t)bytes) : EINVAL;
+  int err = host_prims_ptr_copy(p, info, dst, f->ptr, (size_t)bytes);
   if (err)
     return MK_FAIL(ncclSystemError, "host executor: reading %lld bytes of a ring peer's buffer failed: %s",
                    (long long)bytes, strerror(err));
@@ -165,7 +185,7 @@ ncclResult_t host_prims_chunk_ptr(host_prims_t* p, int prim, const void* src, vo
       if (bytes > 0)
         host_prims_move_slice(p, &in, recv, mine, &out, send, user, bytes, mk_prim_is_final(prim), mk_prim_is_raw(prim));
     } else {
-      if (cameAsPtr) MK_CHECK(host_prims_ptr_take(rc, rf, rslot, user, bytes));
+      if (cameAsPtr) MK_CHECK(host_prims_ptr_take(p, rc, rf, rslot, user, bytes));
       else if (recv) memcpy(user, in, (size_t)bytes);
       else if (user != mine) memcpy(user, mine, (size_t)bytes);
       if (send && !addr) memcpy(out, user, (size_t)bytes);

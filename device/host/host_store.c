@@ -13,6 +13,12 @@ void host_store_init(host_store_t* s, int policy, int64_t minBytes) {
   s->nsPerByte[0] = s->nsPerByte[1] = 0;
   s->picks = 0;
   s->slices[0] = s->slices[1] = 0;
+  s->singleBytes = -1;
+  s->inPlace[0] = s->inPlace[1] = 0;
+}
+
+int host_store_single_stream(const host_store_t* s, int64_t totalBytes) {
+  return s && s->singleBytes >= 0 && totalBytes >= s->singleBytes;
 }
 
 int host_store_measures(const host_store_t* s, int64_t bytes) {

@@ -39,10 +39,19 @@ typedef struct {
   double nsPerByte[2]; /* moving average cost of a slice in each mode; 0: not measured yet */
   uint32_t picks;      /* auto choices: the warm-up's, then since the last exploring one */
   uint64_t slices[2];  /* slices written in each mode (for the log) */
+  /* MKCCL_HOST_SINGLE_STREAM_BYTES (-1 after init: never): a receive that
+   * reads this many bytes or more in place of its sender's memory (single
+   * copy) writes them with streaming stores. Its output is past the caches
+   * anyway, and cached stores would first read every line of it. */
+  int64_t singleBytes;
+  uint64_t inPlace[2]; /* bytes so read, in each mode (for the log) */
   _Alignas(64) char scratch[HOST_STORE_BLOCK]; /* a block with no user buffer to compute in */
 } host_store_t;
 
 void host_store_init(host_store_t* s, int policy, int64_t minBytes);
+
+/* Whether a single-copy receive of `totalBytes` in all streams (NULL: no). */
+int host_store_single_stream(const host_store_t* s, int64_t totalBytes);
 
 /* The mode for a slice of `bytes` (NULL: cached). */
 int host_store_pick(host_store_t* s, int64_t bytes);

@@ -174,6 +174,7 @@ static ncclResult_t shm_connect(void* conn, const void* peerConnectInfo, mkcclCo
   if (c->cmaOk) info->flags |= MKCCL_CONN_PTR_READ;
   if (c->mapOk) info->flags |= MKCCL_CONN_PTR_MAP;
   if (!c->isSend && (c->cmaOk || c->mapOk)) info->ptrRead = shm_map_read, info->ptrCtx = c;
+  if (!c->isSend && c->mapOk) info->ptrMap = shm_map_at;
   return ncclSuccess;
 }
 

@@ -98,6 +98,9 @@ int shm_map_probe(const shm_conn_t* c, uint64_t peerHeader, const char* peerName
 /* mkcclConnInfo_v1.ptrRead: from a mapping when src is shareable memory,
  * else by CMA where the connection has it. */
 int shm_map_read(void* conn, void* dst, const void* src, size_t bytes);
+/* mkcclConnInfo_v1.ptrMap: where our mapping holds src, if it is
+ * shareable memory we map; else NULL. */
+const void* shm_map_at(void* conn, const void* src, size_t bytes);
 /* Every mapping of the context undone (at finalize). */
 void shm_map_drop_all(shm_ctx_t* ctx);
 

@@ -190,13 +190,27 @@ static int shm_map_find(shm_ctx_t* ctx, int pid, uint64_t src, size_t bytes, int
   return err;
 }
 
+/* Where src lies in our mapping of the sender's shareable memory (*at,
+ * counted as read in place), or *at NULL; 0 or the lookup's errno. */
+static int shm_map_lookup(shm_conn_t* c, const void* src, size_t bytes, const char** at) {
+  *at = NULL;
+  int err = c->mapOk ? shm_map_find(c->ctx, c->peerPid, (uint64_t)(uintptr_t)src, bytes, c->cmaOk, at) : 0;
+  if (*at) atomic_fetch_add(&shm_map_bytes, bytes);
+  return err;
+}
+
+const void* shm_map_at(void* conn, const void* src, size_t bytes) {
+  const char* at;
+  (void)shm_map_lookup(conn, src, bytes, &at);
+  return at;
+}
+
 int shm_map_read(void* conn, void* dst, const void* src, size_t bytes) {
   shm_conn_t* c = conn;
-  const char* at = NULL;
-  int err = c->mapOk ? shm_map_find(c->ctx, c->peerPid, (uint64_t)(uintptr_t)src, bytes, c->cmaOk, &at) : 0;
+  const char* at;
+  int err = shm_map_lookup(c, src, bytes, &at);
   if (at) {
     memcpy(dst, at, bytes);
-    atomic_fetch_add(&shm_map_bytes, bytes);
     return 0;
   }
   /* Not shareable memory: a registered buffer, which only CMA reads. */

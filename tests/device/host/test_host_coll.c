@@ -56,7 +56,7 @@ static void wire(void) {
       conn_fifo_init(l->recvMem.connFifo);
       int next = (r + 1) % N;
       mkcclConnInfo_v1 info = {{NULL, NULL, l->buff}, {0, 0, STEP}, &l->recvMem.tail, &l->sendMem.head,
-                               l->recvMem.connFifo, 0, NULL, NULL, NULL};
+                               l->recvMem.connFifo, 0, NULL, NULL, NULL, NULL};
       chans[r][c].peers[next].send[0].info = info;
       chans[next][c].peers[r].recv[0].info = info;
     }

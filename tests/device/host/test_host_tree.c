@@ -170,7 +170,7 @@ static void wire(void) {
         link_t* l = &links[c][r][s];
         conn_fifo_init(l->recvMem.connFifo);
         mkcclConnInfo_v1 info = {{NULL, NULL, l->buff}, {0, 0, STEP}, &l->recvMem.tail, &l->sendMem.head,
-                                 l->recvMem.connFifo, 0, NULL, NULL, NULL};
+                                 l->recvMem.connFifo, 0, NULL, NULL, NULL, NULL};
         chans[r][c].peers[s].send[MK_CONN_COLL].info = info;
         chans[s][c].peers[r].recv[MK_CONN_COLL].info = info;
       }

@@ -6,7 +6,11 @@
  *          bytes received from such senders), with no registration;
  *   off:   MKCCL_SHM_MAP=0: the counter stays 0, one INFO line says why;
  *   mixed: MKCCL_SHM_CMA=1 too: registered malloc'ed buffers go by CMA,
- *          ncclMemAlloc'ed ones by the mapping, each counted apart.
+ *          ncclMemAlloc'ed ones by the mapping, each counted apart;
+ *   stream: as map, with MKCCL_HOST_SINGLE_STREAM_BYTES=0: every copy from
+ *          a mapping writes with streaming stores (the executor's log says
+ *          how many bytes it read in place with which stores; in the other
+ *          modes, all cached: no message reaches the 16 MiB default).
  * Every mode checks every byte on every rank: the data tell rank, call and
  * byte apart. Calls: a ring exchange, every rank to every other from parts
  * of one allocation, a plain malloc'ed sender, and an allocation freed and
@@ -18,7 +22,7 @@
  * slice a rank receives is read from its peer's memory; with only the send
  * buffer, only the first hop is (the next rank's output is malloc'ed, so it
  * hands its slices on through the segments).
- * Usage: test_transport_shm_map map|off|mixed */
+ * Usage: test_transport_shm_map map|off|mixed|stream */
 #define _GNU_SOURCE
 #include "check.h"
 #include "nccl.h"
@@ -94,6 +98,23 @@ static void colls(ncclComm_t comm, int rank, int call, uint64_t* mapped) {
   }
 }
 
+/* What the host executor's channels say, at destroy, they read in place:
+ * bytes with cached stores, bytes with streaming stores. */
+static void in_place_bytes(uint64_t* cached, uint64_t* streamed) {
+  char path[160], line[2048];
+  snprintf(path, sizeof(path), "%s/log.%d", logDir, (int)getpid());
+  FILE* f = fopen(path, "r");
+  CHECK_MSG(f, "no log at %s", path);
+  *cached = *streamed = 0;
+  while (fgets(line, sizeof(line), f)) {
+    const char* at = strstr(line, "read in place ");
+    unsigned long long c, s;
+    if (at && sscanf(at, "read in place %llu bytes with cached stores, %llu with streaming stores", &c, &s) == 2)
+      *cached += c, *streamed += s;
+  }
+  fclose(f);
+}
+
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
   ncclComm_t comm = ranks_comm_init(rank, n);
@@ -157,6 +178,12 @@ static int rank_main(int rank, int n, void* arg) {
   CHECK_NCCL(ncclCommDestroy(comm));
   CHECK_NCCL(ncclMemFree(sbuf));
   CHECK_EQ_INT(plugin_log_lines("cannot map its peer's ncclMemAlloc memory"), !map);
+  uint64_t cached, streamed, stream = strcmp(mode, "stream") == 0;
+  in_place_bytes(&cached, &streamed);
+  CHECK_MSG(cached == (stream ? 0 : mapped) && streamed == (stream ? mapped : 0),
+            "rank %d: the executor read %llu bytes in place with cached stores and %llu with streaming ones, of %llu "
+            "mapped (%s)", rank, (unsigned long long)cached, (unsigned long long)streamed, (unsigned long long)mapped,
+            mode);
   free(plain), free(rbuf);
   printf("rank %d: %s: %llu bytes mapped, %llu by CMA: ok\n", rank, mode, (unsigned long long)mapped,
          (unsigned long long)cmaRead);
@@ -165,13 +192,15 @@ static int rank_main(int rank, int n, void* arg) {
 
 int main(int argc, char** argv) {
   mode = argc > 1 ? argv[1] : "map";
-  CHECK_MSG(!strcmp(mode, "map") || !strcmp(mode, "off") || !strcmp(mode, "mixed"), "unknown mode %s", mode);
+  CHECK_MSG(!strcmp(mode, "map") || !strcmp(mode, "off") || !strcmp(mode, "mixed") || !strcmp(mode, "stream"),
+            "unknown mode %s", mode);
   setenv("MKCCL_CUDA_DISABLE", "1", 1);
   setenv("NCCL_ALGO", "Ring", 1);
   setenv("NCCL_PROTO", "Simple", 1);
   setenv("MKCCL_SHM_MAP", strcmp(mode, "off") ? "1" : "0", 1);
   setenv("MKCCL_SHM_CMA", strcmp(mode, "mixed") ? "0" : "1", 1);
-  plugin_log_start("INIT,SHM");
+  if (!strcmp(mode, "stream")) setenv("MKCCL_HOST_SINGLE_STREAM_BYTES", "0", 1);
+  plugin_log_start("INIT,SHM,COLL");
   int rc = ranks_run(N, rank_main, NULL, 120);
   plugin_log_end(rc);
   printf("test_transport_shm_map %s: ok\n", mode);
