@@ -88,6 +88,11 @@ typedef struct {
  * memory, so the sender posts PTR slots only from it. Recv side: ptrRead and
  * ptrCtx are set. */
 #define MKCCL_CONN_PTR_MAP 0x40
+/* With MKCCL_CONN_PTR_READ, send side: the consumer reads any address of
+ * the sender's process (a GPU peer in the same process, through unified
+ * addressing), so the sender may post any send buffer as its address,
+ * registered or not. */
+#define MKCCL_CONN_PTR_ANY 0x80
 typedef struct {
   char* buffs[MKCCL_NUM_PROTOCOLS]; /* step buffers; NULL: protocol unavailable */
   int32_t stepSize[MKCCL_NUM_PROTOCOLS];
@@ -252,6 +257,10 @@ typedef struct mkcclTransportServices_v1 {
    * off (NCCL_DMABUF_ENABLE=0), the GPU or driver lacks it, or the range
    * is not GPU memory; outputs untouched then. NULL on host ranks. */
   ncclResult_t (*dmaBufFd)(void* ctx, const void* ptr, size_t bytes, int* fd, uint64_t* offset);
+  /* ---- P2P direct (appended; check `size` before use) ---- */
+  /* !NCCL_P2P_DIRECT_DISABLE: GPU ranks of one process may read each
+   * other's user buffers in place (MKCCL_CONN_PTR_ANY). */
+  int p2pDirect;
 } mkcclTransportServices_v1;
 
 /* Whether a services table (a pointer) has `field`: the entries appended

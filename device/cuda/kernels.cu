@@ -575,10 +575,11 @@ static __device__ int mk_prims_bind(mk_prims* p, const mk_tree_exec* x, const in
   mk_prims_bind((p), (const mk_tree_exec*)(ctx)->exec, (recvPeers), (nRecv), (sendPeers), (nSend))
 #include "device/common/coll_tree.h"
 
-/* A registered send over a connection whose consumer reads the sender's
- * memory (net with GPUDirect RDMA: the proxy sends from the user's GPU
- * buffer): a chunk goes out as its address, posted by thread 0, no data
- * moved here. Returns non-zero when aborted. */
+/* A send over a connection whose consumer reads the sender's memory (net
+ * with GPUDirect RDMA, a registered buffer: the proxy sends from the
+ * user's GPU buffer; P2P to a peer of this process, any buffer: its kernel
+ * copies from ours): a chunk goes out as its address, posted by thread 0,
+ * no data moved here. Returns non-zero when aborted. */
 static __device__ int mk_send_addr_chunk(mk_prims* p, const char* src, int64_t bytes) {
   if (p->tid == 0) {
     mk_dev_conn_t* c = p->send;
@@ -625,7 +626,8 @@ static __device__ int mk_send_addr_drain(mk_prims* p) {
 
 static __device__ bool mk_send_by_addr(const mk_work_t* w, const mk_dev_conn_t* c) {
   const uint32_t need = MKCCL_CONN_PTR_READ | MKCCL_CONN_USE_FIFO;
-  return (w->flags & MK_WORK_SEND_REG) && c && c->connFifo && (c->flags & need) == need;
+  return c && c->connFifo && (c->flags & need) == need &&
+         ((w->flags & MK_WORK_SEND_REG) || (c->flags & MKCCL_CONN_PTR_ANY));
 }
 
 static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid) {

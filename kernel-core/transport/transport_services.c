@@ -68,6 +68,7 @@ ncclResult_t transport_services_fill(struct ncclComm* comm, mkcclTransportServic
   s->cudaDev = -1;
   s->p2pLevel = -1;
   s->p2pRead = (int)param_NCCL_P2P_READ_ENABLE();
+  s->p2pDirect = !param_NCCL_P2P_DIRECT_DISABLE();
   const char* level = param_NCCL_P2P_LEVEL();
   if (level && *level && topo_p2p_level_parse(level, &s->p2pLevel) != 0) s->p2pLevel = -1;
   s->netGdrLevel = -1;

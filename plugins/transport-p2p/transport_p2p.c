@@ -115,6 +115,13 @@ static ncclResult_t p2p_connect(void* conn, const void* peerConnectInfo, mkcclCo
   info->head = &((mkcclSendMem_v1*)sendRegion)->head;
   info->connFifo = NULL;
   info->flags = MKCCL_CONN_DEVICE_MEM;
+  /* A peer of this process reads the sender's buffer where it is: sends
+   * post addresses in the receiver's FIFO, one copy in place of two. */
+  const mkcclTransportServices_v1* sv = c->ctx->services;
+  if (peer.pidHash == c->myPidHash && MKCCL_SERVICES_HAS(sv, p2pDirect) && sv->p2pDirect) {
+    info->connFifo = ((mkcclRecvMem_v1*)recvRegion)->connFifo;
+    info->flags |= MKCCL_CONN_USE_FIFO | MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_ANY;
+  }
   return ncclSuccess;
 }
 

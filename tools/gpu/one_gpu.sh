@@ -55,6 +55,7 @@ echo "== A: mkccl correctness on one GPU"
 G="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 MKCCL_ALLOW_SAME_GPU=1 TEST_COLL_TRACE=1"
 t gpu_1rank 60 $G -- $C/bin/test_gpu_coll proc 1 quick
 t gpu_thread2_p2p 60 $G MKCCL_GPU_PROBE=1 -- $C/bin/test_gpu_coll thread 2 quick
+t gpu_thread2_p2p_nodirect 60 $G NCCL_P2P_DIRECT_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
 t gpu_thread2_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
 t gpu_thread2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
 t gpu_proc2_p2p 60 $G -- $C/bin/test_gpu_coll proc 2 quick

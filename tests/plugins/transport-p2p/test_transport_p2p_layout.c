@@ -4,10 +4,13 @@
  * the sender and the receiver must agree on every address, the LL lines
  * must sit in the receiver's region (the sender stores across the link, the
  * receiver polls locally), and no buffer may overlap another or the control
- * words. Then imports: a peer's region that overlaps one imported earlier
+ * words. A peer in this process gets the FIFO by which sends go as their
+ * addresses (P2P direct), unless NCCL_P2P_DIRECT_DISABLE or services that
+ * predate it say no. Then imports: a peer's region that overlaps one imported earlier
  * from the same process closes the earlier (stale) import first, once.
  * Usage: test_transport_p2p_layout PATH/libmkccl-transport-p2p.so */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,19 +78,29 @@ static int overlap(const char* a, size_t an, const char* b, size_t bn) { return 
 
 static const mkcclTransport_v1* T;
 
-static void run_case(int readMode, int llBytes, int samePid) {
+static void fake_services(mkcclTransportServices_v1* sv) {
+  memset(sv, 0, sizeof(*sv));
+  sv->size = sizeof(*sv);
+  sv->log = fake_log;
+  sv->deviceAlloc = fake_alloc;
+  sv->deviceFree = fake_free;
+  sv->ipcHandle = fake_ipc_handle;
+  sv->ipcOpen = fake_ipc_open;
+  sv->ipcClose = fake_ipc_close;
+  sv->cudaDev = 0;
+  sv->sm = 90;
+  sv->p2pRead = 0;
+}
+
+
+/* direct: the services' p2pDirect (NCCL_P2P_DIRECT_DISABLE=0), 0 (=1), or
+ * -1: services from before the field (size short of it). */
+static void run_case(int readMode, int llBytes, int samePid, int direct) {
   mkcclTransportServices_v1 sv;
-  memset(&sv, 0, sizeof(sv));
-  sv.size = sizeof(sv);
-  sv.log = fake_log;
-  sv.deviceAlloc = fake_alloc;
-  sv.deviceFree = fake_free;
-  sv.ipcHandle = fake_ipc_handle;
-  sv.ipcOpen = fake_ipc_open;
-  sv.ipcClose = fake_ipc_close;
-  sv.cudaDev = 0;
-  sv.sm = 90;
+  fake_services(&sv);
   sv.p2pRead = readMode;
+  sv.p2pDirect = direct > 0;
+  if (direct < 0) sv.size = offsetof(mkcclTransportServices_v1, p2pDirect);
   void* tctx = NULL;
   CHECK(T->init(&sv, &tctx) == ncclSuccess);
   mkcclPeer_v1 a, b;
@@ -140,26 +153,30 @@ static void run_case(int readMode, int llBytes, int samePid) {
   }
   CHECK(!overlap(si.buffs[MKCCL_PROTO_SIMPLE], simpleBytes, (const char*)si.tail, 8));
   CHECK(!overlap(si.buffs[MKCCL_PROTO_SIMPLE], simpleBytes, (const char*)si.head, 8));
+
+  /* Direct: a peer of this process reads the sender's buffers in place,
+   * through a FIFO both sides find among the receiver's control words. */
+  const uint32_t ptrFlags = MKCCL_CONN_USE_FIFO | MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_ANY;
+  if (samePid && direct > 0) {
+    CHECK_MSG(si.connFifo && si.connFifo == ri.connFifo, "direct: the sides' FIFOs %p and %p", (void*)si.connFifo,
+              (void*)ri.connFifo);
+    CHECK((si.flags & ptrFlags) == ptrFlags && (ri.flags & ptrFlags) == ptrFlags);
+    size_t fifoBytes = sizeof(mkcclConnFifo_v1) * MKCCL_STEPS;
+    CHECK(region_of((const char*)si.connFifo, fifoBytes, &off) == 1);
+    CHECK(off + fifoBytes <= 4096); /* within the control words */
+    CHECK(!overlap((const char*)si.connFifo, fifoBytes, (const char*)si.tail, 8));
+    CHECK(!overlap((const char*)si.connFifo, fifoBytes, (const char*)si.head, 8));
+    for (int k = 0; k < MKCCL_STEPS; k++) CHECK(si.connFifo[k].mode == MKCCL_MODE_NORMAL);
+  } else {
+    CHECK(si.connFifo == NULL && ri.connFifo == NULL);
+    CHECK(!(si.flags & ptrFlags) && !(ri.flags & ptrFlags));
+  }
   CHECK(T->send.free(sConn) == ncclSuccess);
   CHECK(T->recv.free(rConn) == ncclSuccess);
   CHECK(nOpen == 0);
   if (T->finalize) CHECK(T->finalize(tctx) == ncclSuccess);
-  printf("ok: %s mode, LL %d bytes, peer in %s process\n", readMode ? "read" : "write", llBytes,
-         samePid ? "this" : "another");
-}
-
-static void fake_services(mkcclTransportServices_v1* sv) {
-  memset(sv, 0, sizeof(*sv));
-  sv->size = sizeof(*sv);
-  sv->log = fake_log;
-  sv->deviceAlloc = fake_alloc;
-  sv->deviceFree = fake_free;
-  sv->ipcHandle = fake_ipc_handle;
-  sv->ipcOpen = fake_ipc_open;
-  sv->ipcClose = fake_ipc_close;
-  sv->cudaDev = 0;
-  sv->sm = 90;
-  sv->p2pRead = 0;
+  printf("ok: %s mode, LL %d bytes, peer in %s process, direct %d\n", readMode ? "read" : "write", llBytes,
+         samePid ? "this" : "another", direct);
 }
 
 /* Receivers of two communicators import senders of the same process: the
@@ -211,7 +228,8 @@ int main(int argc, char** argv) {
   T = transport_plugin_open(argc, argv, &h);
   for (int readMode = 0; readMode <= 1; readMode++)
     for (int ll = 0; ll <= 1; ll++)
-      for (int same = 0; same <= 1; same++) run_case(readMode, ll ? 8 * 16 * 64 : 0, same);
+      for (int same = 0; same <= 1; same++)
+        for (int direct = -1; direct <= 1; direct++) run_case(readMode, ll ? 8 * 16 * 64 : 0, same, direct);
   run_stale_imports();
   dlclose(h);
   return 0;
