@@ -13,7 +13,7 @@ cp -a build/lib/mkccl build/lib/mkccl-netcheck .carry/lib/
 # Test-only plugins (the host suite's tuners and profilers) stay here: the
 # GPU check loads none of them, and the carry is limited to 64 MiB.
 rm -f .carry/lib/mkccl/libmkccl-test-*.so
-for b in mkccl-info mkccl-run mkccl-exec mkccl-perf mkccl-perf-gpu mkccl-netcheck mkccl-unpack-bench test_gpu_coll test_gpu_fault test_gpu_paths \
+for b in mkccl-info mkccl-run mkccl-exec mkccl-perf mkccl-perf-gpu mkccl-gpu-sendrecv-threads mkccl-netcheck mkccl-unpack-bench test_gpu_coll test_gpu_fault test_gpu_paths \
          test_gpu_api test_gpu_symm test_coll_public test_peer_watch test_peer_status; do
   cp -a "build/bin/$b" .carry/bin/
 done
