@@ -66,13 +66,13 @@ static ncclResult_t host_coll_failure(const host_prims_t* p) {
 }
 
 /* Ring AllGather and Broadcast in Simple move raw copies, which may go by
- * address (host_prims_chunk_ptr): slices come as PTR slots where the
- * previous rank's connection lets it post them, and go so where the next
- * rank maps this process's shareable memory and the data lies in it. */
+ * address (host_prims_chunk_ptr): a rank posts a slice as its address only
+ * where the next rank maps its shareable memory and the data lies in it, so
+ * slices come as PTR slots only on connections that map (MKCCL_CONN_PTR_MAP;
+ * one that reads by CMA alone gets none in a collective). */
 static void host_coll_ring_ptr(host_prims_t* p, const mk_work_t* w, int nRanks) {
-  const uint32_t reads = MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP;
   int copies = (w->coll == MK_COLL_ALLGATHER || w->coll == MK_COLL_BROADCAST) && w->proto == MK_PROTO_SIMPLE;
-  int recvPtr = copies && p->nRecv == 1 && (p->recv[0].info->flags & reads) && p->recv[0].info->ptrRead;
+  int recvPtr = copies && p->nRecv == 1 && (p->recv[0].info->flags & MKCCL_CONN_PTR_MAP) && p->recv[0].info->ptrRead;
   p->ptrSend = copies && p->nSend == 1 && (p->send[0].info->flags & MKCCL_CONN_PTR_MAP) &&
                (w->flags & (MK_WORK_SEND_HOSTMEM | MK_WORK_RECV_HOSTMEM));
   p->srcShared = !!(w->flags & MK_WORK_SEND_HOSTMEM);
