@@ -93,6 +93,12 @@ typedef struct {
  * addressing), so the sender may post any send buffer as its address,
  * registered or not. */
 #define MKCCL_CONN_PTR_ANY 0x80
+/* PTR mode for addresses of the receiver's own process (send side of a
+ * GPU P2P connection to another process): the receiving kernel reads a
+ * PTR slot where it points, so the sender posts one only for a buffer it
+ * knows the receiver's address of (one in a window the receiver maps),
+ * and posts that address. */
+#define MKCCL_CONN_PTR_PEER 0x100
 typedef struct {
   char* buffs[MKCCL_NUM_PROTOCOLS]; /* step buffers; NULL: protocol unavailable */
   int32_t stepSize[MKCCL_NUM_PROTOCOLS];

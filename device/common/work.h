@@ -48,7 +48,7 @@ enum {
 /* A symmetric AllReduce in one shot (every rank reads every peer's input);
  * without it, two shots (reduce-scatter by loads, all-gather by stores). */
 #define MK_WORK_SYMM_ONESHOT 0x4
-/* p2p on a host communicator: sendbuff lies in a registration (or window),
+/* p2p: sendbuff lies in a registration (or window),
  * kept until the call returns, so a transport that reads peers' memory may
  * be handed its address instead of its data (PTR mode). */
 #define MK_WORK_SEND_REG 0x8
@@ -58,6 +58,11 @@ enum {
  * and copy from in place (MKCCL_CONN_PTR_MAP). */
 #define MK_WORK_SEND_HOSTMEM 0x10
 #define MK_WORK_RECV_HOSTMEM 0x20
+/* p2p on a GPU communicator: sendbuff lies in a window the receiver maps,
+ * which sees it at sendbuff + symmSend in its own address space, so a
+ * connection whose receiver reads there (MKCCL_CONN_PTR_PEER) may be
+ * handed that address instead of the data. */
+#define MK_WORK_SEND_PEER 0x40
 
 /* Bytes of an ncclDataType_t element (0 for an invalid type). */
 #if defined(__CUDACC__)
@@ -97,7 +102,8 @@ typedef struct __attribute__((aligned(16))) {
   void* recvbuff2;
   /* Symmetric items (MK_ALGO_SYMM): LSA rank r's copy of sendbuff is at
    * sendbuff + symmSend + r * symmSendStride (recvbuff likewise), and its
-   * barrier flags at symmRes + r * symmResStride (device/cuda/symm.cuh). */
+   * barrier flags at symmRes + r * symmResStride (device/cuda/symm.cuh).
+   * p2p items with MK_WORK_SEND_PEER: symmSend as said there. */
   int64_t symmSend, symmRecv;
   uint64_t symmSendStride, symmRecvStride;
   char* symmRes;

@@ -624,10 +624,15 @@ static __device__ int mk_send_addr_drain(mk_prims* p) {
   return mk_sync_aborted(p);
 }
 
-static __device__ bool mk_send_by_addr(const mk_work_t* w, const mk_dev_conn_t* c) {
-  const uint32_t need = MKCCL_CONN_PTR_READ | MKCCL_CONN_USE_FIFO;
-  return c && c->connFifo && (c->flags & need) == need &&
-         ((w->flags & MK_WORK_SEND_REG) || (c->flags & MKCCL_CONN_PTR_ANY));
+/* Where a send's chunks go out by address from (their consumer reads
+ * there), or nullptr: they go through the step buffers. */
+static __device__ const char* mk_send_addr_base(const mk_work_t* w, const mk_dev_conn_t* c) {
+  if (!c || !c->connFifo || !(c->flags & MKCCL_CONN_USE_FIFO)) return nullptr;
+  if ((c->flags & MKCCL_CONN_PTR_READ) && ((w->flags & MK_WORK_SEND_REG) || (c->flags & MKCCL_CONN_PTR_ANY)))
+    return (const char*)w->sendbuff; /* the proxy, or a peer of this process */
+  if ((c->flags & MKCCL_CONN_PTR_PEER) && (w->flags & MK_WORK_SEND_PEER))
+    return (const char*)w->sendbuff + w->symmSend; /* where the receiver sees it */
+  return nullptr;
 }
 
 static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_work_t* w, mk_prims* base, int bid) {
@@ -663,12 +668,13 @@ static __device__ void mk_run_p2p(mk_dev_channel_t* ch, int nRanks, const mk_wor
     sp.tid = threadIdx.x, sp.nthreads = half, sp.bar = 1;
     rp.tid = threadIdx.x - half, rp.nthreads = blockDim.x - half, rp.bar = 2;
   }
-  bool byAddr = sendChunks > 0 && mk_send_by_addr(w, sp.send);
+  const char* addrBase = sendChunks > 0 ? mk_send_addr_base(w, sp.send) : nullptr;
+  bool byAddr = addrBase != nullptr;
   for (int i = 0; i < sendChunks || i < recvChunks; i++) {
     int64_t off = (int64_t)i * chunk;
     const char* src = (const char*)w->sendbuff + sendOff + off;
     if (sends && i < sendChunks &&
-        (byAddr ? mk_send_addr_chunk(&sp, src, coll_clamp(sendLen, off, chunk))
+        (byAddr ? mk_send_addr_chunk(&sp, addrBase + sendOff + off, coll_clamp(sendLen, off, chunk))
                 : mk_prims_chunk(&sp, MK_PRIM_SEND, src, nullptr, coll_clamp(sendLen, off, chunk))))
       return;
     if (recvs && i < recvChunks &&

@@ -25,6 +25,9 @@ typedef struct api_window {
   uint64_t ginHandle; /* what GIN descriptors name it by: the same on every rank (creation order) */
   struct api_devcomm_gin* gin; /* the resource window of a device communicator with GIN: its engine */
   exec_win_t exec;
+  /* Mapped windows: each rank's exec.lsaFlatBase, [nRanks], gathered at
+   * creation (0 for ranks of other LSA teams): where a peer sees our copy. */
+  uint64_t* peerFlatBase;
 } api_window_t;
 
 /* This rank's LSA team: lsaSize consecutive ranks, this one lsaRank among them. */
@@ -40,6 +43,10 @@ ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, i
 api_window_t* api_window_find(const struct ncclComm* comm, ncclWindow_t handle);
 /* 1 when [ptr, ptr + bytes) lies inside one of comm's user windows, else 0. */
 int api_window_covers(const struct ncclComm* comm, const void* ptr, size_t bytes);
+/* The address at which LSA peer `peer`, in its own process, sees this
+ * rank's [ptr, ptr + bytes) of a mapped user window of comm: 1 and *addr,
+ * or 0 when no such window holds it or the peer is of another team. */
+int api_window_peer_addr(const struct ncclComm* comm, const void* ptr, size_t bytes, int peer, uint64_t* addr);
 /* The user window of comm holding [ptr, ptr + bytes): 1 and its range, or 0. */
 int api_window_range(const struct ncclComm* comm, const void* ptr, size_t bytes, void** base, size_t* size);
 /* The memory and size of `comm`'s window whose GIN handle is `handle`: 1,

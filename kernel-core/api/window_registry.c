@@ -25,6 +25,23 @@ static ncclResult_t window_gin_publish(api_window_t* w) {
 }
 static api_window_t* window_list;
 
+/* Every rank's flat base of a window just mapped (collective). */
+static ncclResult_t window_peer_bases(struct ncclComm* comm, api_window_t* w, int lsaRank, int lsaSize) {
+  uint64_t* all = calloc((size_t)comm->nRanks, sizeof(*all));
+  if (!all) return MK_FAIL(ncclSystemError, "window: out of memory");
+  all[comm->rank] = (uint64_t)(uintptr_t)w->exec.lsaFlatBase;
+  ncclResult_t res = bootstrap_allgather(comm->bootstrap, all, sizeof(*all));
+  if (res != ncclSuccess) {
+    free(all);
+    return res;
+  }
+  int first = comm->rank - lsaRank;
+  for (int r = 0; r < comm->nRanks; r++)
+    if (r < first || r >= first + lsaSize) all[r] = 0;
+  w->peerFlatBase = all;
+  return ncclSuccess;
+}
+
 void api_window_lsa(const struct ncclComm* comm, int* lsaRank, int* lsaSize) {
   *lsaSize = api_team_lsa_size(comm);
   *lsaRank = comm->rank % *lsaSize;
@@ -48,6 +65,9 @@ ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, i
     ncclResult_t res = ops->ctx_save(&callerCtx);
     if (res == ncclSuccess && (res = ops->bind(comm)) == ncclSuccess)
       res = ops->win_create(comm->dp.exec.state, comm, buff, size, lsaRank, lsaSize, listed, &w->exec);
+    /* win_create failed on every rank or none: all gather the bases. */
+    if (res == ncclSuccess && (res = window_peer_bases(comm, w, lsaRank, lsaSize)) != ncclSuccess)
+      ops->win_destroy(comm->dp.exec.state, &w->exec);
     if (res == ncclSuccess) {
       w->mapped = 1;
       w->handle = w->exec.handle;
@@ -56,6 +76,7 @@ ncclResult_t api_window_create(struct ncclComm* comm, void* buff, size_t size, i
     }
     ops->ctx_restore(callerCtx);
     if (res != ncclSuccess) {
+      free(w->peerFlatBase);
       free(w);
       return res;
     }
@@ -88,6 +109,24 @@ int api_window_symm_find(const struct ncclComm* comm, const void* ptr, size_t by
         (size_t)(p - lo) > w->size || bytes > w->size - (size_t)(p - lo))
       continue;
     *out = (api_window_span_t){lo, w->size, w->flags, w->exec.lsaFlatBase, (uint64_t)w->exec.stride4G << 32};
+    found = 1;
+  }
+  pthread_mutex_unlock(&window_lock);
+  return found;
+}
+
+int api_window_peer_addr(const struct ncclComm* comm, const void* ptr, size_t bytes, int peer, uint64_t* addr) {
+  const char* p = ptr;
+  int found = 0, lsaRank, lsaSize;
+  if (peer < 0 || peer >= comm->nRanks) return 0;
+  api_window_lsa(comm, &lsaRank, &lsaSize);
+  pthread_mutex_lock(&window_lock);
+  for (const api_window_t* w = window_list; w && !found; w = w->next) {
+    const char* lo = w->userPtr;
+    if (w->comm != comm || !w->mapped || w->internal || !w->peerFlatBase || !w->peerFlatBase[peer] || p < lo ||
+        (size_t)(p - lo) > w->size || bytes > w->size - (size_t)(p - lo))
+      continue;
+    *addr = w->peerFlatBase[peer] + (uint64_t)lsaRank * ((uint64_t)w->exec.stride4G << 32) + (uint64_t)(p - lo);
     found = 1;
   }
   pthread_mutex_unlock(&window_lock);
@@ -162,5 +201,6 @@ void api_window_destroy(api_window_t* w) {
       MK_WARN("window %p: the communicator's device context is gone; its mappings are left", (void*)w->handle);
     ops->ctx_restore(callerCtx);
   }
+  free(w->peerFlatBase);
   free(w);
 }

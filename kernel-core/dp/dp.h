@@ -86,6 +86,7 @@ typedef struct dp_state {
   dp_net_t net;
   dp_params_t par;
   uint64_t opCount;
+  int sendPeerSaid;        /* plan_p2p said once that window sends go by the receiver's address */
   uint64_t algoCount[MK_ALGO_COUNT]; /* collective items planned per algorithm, for tests and tools */
   uint64_t aloneCount;     /* of those, run at once outside any group (plan_alone.c), for tests */
   struct proxy_replay* graphOps; /* proxy ops of captured launches (plan/plan_graph.h) */

@@ -8,6 +8,7 @@
 
 #include "api/mem_host.h"
 #include "api/mem_reg.h"
+#include "api/window.h"
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
@@ -127,6 +128,18 @@ ncclResult_t plan_p2p(struct ncclComm* comm, task_list_t* tasks, mk_work_t* work
           w->flags |= MK_WORK_SEND_REG;
         if (s && comm->cudaDev < 0 && w->sendBytes > 0 && mem_host_covers(s->sendbuff, (size_t)w->sendBytes))
           w->flags |= MK_WORK_SEND_HOSTMEM;
+        /* A send buffer in a window the receiving GPU maps: where it sees
+         * it, for P2P to another process (the receiver reads it there). */
+        uint64_t peerAddr;
+        if (s && comm->cudaDev >= 0 && w->sendBytes > 0 &&
+            api_window_peer_addr(comm, s->sendbuff, (size_t)w->sendBytes, sendPeer, &peerAddr)) {
+          w->flags |= MK_WORK_SEND_PEER;
+          w->symmSend = (int64_t)(peerAddr - (uint64_t)(uintptr_t)s->sendbuff);
+          if (!comm->dp.sendPeerSaid++)
+            MK_INFO(NCCL_P2P, "Rank %d: Send to rank %d from a window buffer: posted at the address rank %d maps it at "
+                    "(taken where the connection's receiver reads its own addresses: P2P to another process)", me,
+                    sendPeer, sendPeer);
+        }
         /* A registered receive buffer: each channel's part goes to the
          * proxy, which may receive into it in place. */
         int recvReg = r && w->recvBytes > 0 && mem_reg_covers(comm, r->recvbuff, (size_t)w->recvBytes);

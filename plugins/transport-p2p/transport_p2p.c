@@ -10,10 +10,13 @@
  * handle. LL lines (ring connections, when the core asks for them) always
  * live with the receiver, after its control words: the sender stores data
  * and flag together across the link and the receiver polls its own memory. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "transport_p2p.h"
+
+static atomic_int p2pDirectSaid; /* said once per process at INFO */
 
 static ncclResult_t p2p_init(const mkcclTransportServices_v1* services, void** out) {
   p2p_ctx_t* ctx = calloc(1, sizeof(*ctx));
@@ -115,12 +118,18 @@ static ncclResult_t p2p_connect(void* conn, const void* peerConnectInfo, mkcclCo
   info->head = &((mkcclSendMem_v1*)sendRegion)->head;
   info->connFifo = NULL;
   info->flags = MKCCL_CONN_DEVICE_MEM;
-  /* A peer of this process reads the sender's buffer where it is: sends
-   * post addresses in the receiver's FIFO, one copy in place of two. */
+  /* The receiver reads the sender's buffer where it is: sends post
+   * addresses in the receiver's FIFO, one copy in place of two. A peer of
+   * this process reads any buffer; one of another process those whose
+   * address the core knows there (in a window it maps). */
   const mkcclTransportServices_v1* sv = c->ctx->services;
-  if (peer.pidHash == c->myPidHash && MKCCL_SERVICES_HAS(sv, p2pDirect) && sv->p2pDirect) {
+  if (MKCCL_SERVICES_HAS(sv, p2pDirect) && sv->p2pDirect) {
     info->connFifo = ((mkcclRecvMem_v1*)recvRegion)->connFifo;
-    info->flags |= MKCCL_CONN_USE_FIFO | MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_ANY;
+    info->flags |= MKCCL_CONN_USE_FIFO |
+                   (peer.pidHash == c->myPidHash ? MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_ANY : MKCCL_CONN_PTR_PEER);
+    if (c->isSend && !atomic_exchange(&p2pDirectSaid, 1))
+      P2P_LOG(c->ctx, NCCL_LOG_INFO, "transport-p2p: P2P direct: the receiver reads %s", peer.pidHash == c->myPidHash
+              ? "the send buffer in place (a peer of this process)" : "window send buffers in place (another process)");
   }
   return ncclSuccess;
 }

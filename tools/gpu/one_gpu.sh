@@ -56,6 +56,14 @@ G="LD_LIBRARY_PATH=$MK_LD MKCCL_GPU_WATCHDOG=3 MKCCL_ALLOW_SAME_GPU=1 TEST_COLL_
 t gpu_1rank 60 $G -- $C/bin/test_gpu_coll proc 1 quick
 t gpu_thread2_p2p 60 $G MKCCL_GPU_PROBE=1 -- $C/bin/test_gpu_coll thread 2 quick
 t gpu_thread2_p2p_nodirect 60 $G NCCL_P2P_DIRECT_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
+# P2P direct between processes: a send buffer in a window (ncclMemAlloc'ed,
+# --symm 1) goes as the address its receiver maps it at, and the receiving
+# kernel copies from there; off, the same through the step buffers.
+WIN="-- $C/bin/mkccl-run -n 2 -- $C/bin/mkccl-perf-gpu sendrecv --symm 1 -b 8 -e 256M -f 4 -n 10 -w 2 -c 1"
+t gpu_p2p_win 90 $G NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P $WIN
+need gpu_p2p_win "Send to rank [0-9]* from a window buffer: posted at the address rank [0-9]* maps it at"
+need gpu_p2p_win "P2P direct: the receiver reads window send buffers in place (another process)"
+t gpu_p2p_win_nodirect 90 $G NCCL_P2P_DIRECT_DISABLE=1 $WIN
 t gpu_thread2_shm 60 $G NCCL_P2P_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
 t gpu_thread2_net 60 $G NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- $C/bin/test_gpu_coll thread 2 quick
 t gpu_proc2_p2p 60 $G -- $C/bin/test_gpu_coll proc 2 quick

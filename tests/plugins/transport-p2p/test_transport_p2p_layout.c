@@ -4,8 +4,9 @@
  * the sender and the receiver must agree on every address, the LL lines
  * must sit in the receiver's region (the sender stores across the link, the
  * receiver polls locally), and no buffer may overlap another or the control
- * words. A peer in this process gets the FIFO by which sends go as their
- * addresses (P2P direct), unless NCCL_P2P_DIRECT_DISABLE or services that
+ * words. Both sides get the FIFO by which sends go as addresses (P2P
+ * direct: any buffer to a peer of this process, addresses of its own to
+ * one of another), unless NCCL_P2P_DIRECT_DISABLE or services that
  * predate it say no. Then imports: a peer's region that overlaps one imported earlier
  * from the same process closes the earlier (stale) import first, once.
  * Usage: test_transport_p2p_layout PATH/libmkccl-transport-p2p.so */
@@ -154,13 +155,19 @@ static void run_case(int readMode, int llBytes, int samePid, int direct) {
   CHECK(!overlap(si.buffs[MKCCL_PROTO_SIMPLE], simpleBytes, (const char*)si.tail, 8));
   CHECK(!overlap(si.buffs[MKCCL_PROTO_SIMPLE], simpleBytes, (const char*)si.head, 8));
 
-  /* Direct: a peer of this process reads the sender's buffers in place,
-   * through a FIFO both sides find among the receiver's control words. */
-  const uint32_t ptrFlags = MKCCL_CONN_USE_FIFO | MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_ANY;
-  if (samePid && direct > 0) {
+  /* Direct: the receiver reads the sender's buffers in place, through a
+   * FIFO both sides find among the receiver's control words; a peer of
+   * this process any buffer (by the sender's address), one of another
+   * process only addresses of its own. */
+  const uint32_t allPtr = MKCCL_CONN_USE_FIFO | MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_ANY | MKCCL_CONN_PTR_PEER;
+  const uint32_t ptrFlags =
+      MKCCL_CONN_USE_FIFO | (samePid ? MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_ANY : MKCCL_CONN_PTR_PEER);
+  if (direct > 0) {
     CHECK_MSG(si.connFifo && si.connFifo == ri.connFifo, "direct: the sides' FIFOs %p and %p", (void*)si.connFifo,
               (void*)ri.connFifo);
-    CHECK((si.flags & ptrFlags) == ptrFlags && (ri.flags & ptrFlags) == ptrFlags);
+    CHECK_MSG((si.flags & allPtr) == ptrFlags && (ri.flags & allPtr) == ptrFlags,
+              "direct, peer in %s process: flags %#x and %#x, expected %#x", samePid ? "this" : "another", si.flags,
+              ri.flags, ptrFlags);
     size_t fifoBytes = sizeof(mkcclConnFifo_v1) * MKCCL_STEPS;
     CHECK(region_of((const char*)si.connFifo, fifoBytes, &off) == 1);
     CHECK(off + fifoBytes <= 4096); /* within the control words */
@@ -169,7 +176,7 @@ static void run_case(int readMode, int llBytes, int samePid, int direct) {
     for (int k = 0; k < MKCCL_STEPS; k++) CHECK(si.connFifo[k].mode == MKCCL_MODE_NORMAL);
   } else {
     CHECK(si.connFifo == NULL && ri.connFifo == NULL);
-    CHECK(!(si.flags & ptrFlags) && !(ri.flags & ptrFlags));
+    CHECK(!(si.flags & allPtr) && !(ri.flags & allPtr));
   }
   CHECK(T->send.free(sConn) == ncclSuccess);
   CHECK(T->recv.free(rConn) == ncclSuccess);
