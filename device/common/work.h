@@ -48,9 +48,11 @@ enum {
 /* A symmetric AllReduce in one shot (every rank reads every peer's input);
  * without it, two shots (reduce-scatter by loads, all-gather by stores). */
 #define MK_WORK_SYMM_ONESHOT 0x4
-/* p2p: sendbuff lies in a registration (or window),
- * kept until the call returns, so a transport that reads peers' memory may
- * be handed its address instead of its data (PTR mode). */
+/* p2p, and host ring AllGather and Broadcast: sendbuff lies in a
+ * registration (or window), kept until the call returns, so a transport
+ * that reads peers' memory may be handed its address instead of its data
+ * (PTR mode). MK_WORK_RECV_REG: recvbuff does (host ring AllGather and
+ * Broadcast, which hand on what landed there). */
 #define MK_WORK_SEND_REG 0x8
 /* On a host communicator (p2p, and ring AllGather and Broadcast):
  * sendbuff / recvbuff lies in shareable host memory (ncclMemAlloc's where
@@ -63,6 +65,7 @@ enum {
  * connection whose receiver reads there (MKCCL_CONN_PTR_PEER) may be
  * handed that address instead of the data. */
 #define MK_WORK_SEND_PEER 0x40
+#define MK_WORK_RECV_REG 0x80
 
 /* Bytes of an ncclDataType_t element (0 for an invalid type). */
 #if defined(__CUDACC__)

@@ -66,17 +66,22 @@ static ncclResult_t host_coll_failure(const host_prims_t* p) {
 }
 
 /* Ring AllGather and Broadcast in Simple move raw copies, which may go by
- * address (host_prims_chunk_ptr): a rank posts a slice as its address only
- * where the next rank maps its shareable memory and the data lies in it, so
- * slices come as PTR slots only on connections that map (MKCCL_CONN_PTR_MAP;
- * one that reads by CMA alone gets none in a collective). */
+ * address (host_prims_chunk_ptr): slices come as PTR slots where the
+ * previous rank's connection lets it post them, and go so where the next
+ * rank reads this rank's buffer in place: shareable memory where it maps
+ * ours (MKCCL_CONN_PTR_MAP), registered memory where it reads ours by CMA
+ * (MKCCL_CONN_PTR_READ). */
 static void host_coll_ring_ptr(host_prims_t* p, const mk_work_t* w, int nRanks) {
+  const uint32_t reads = MKCCL_CONN_PTR_READ | MKCCL_CONN_PTR_MAP;
   int copies = (w->coll == MK_COLL_ALLGATHER || w->coll == MK_COLL_BROADCAST) && w->proto == MK_PROTO_SIMPLE;
-  int recvPtr = copies && p->nRecv == 1 && (p->recv[0].info->flags & MKCCL_CONN_PTR_MAP) && p->recv[0].info->ptrRead;
-  p->ptrSend = copies && p->nSend == 1 && (p->send[0].info->flags & MKCCL_CONN_PTR_MAP) &&
-               (w->flags & (MK_WORK_SEND_HOSTMEM | MK_WORK_RECV_HOSTMEM));
-  p->srcShared = !!(w->flags & MK_WORK_SEND_HOSTMEM);
-  p->dstShared = !!(w->flags & MK_WORK_RECV_HOSTMEM);
+  int recvPtr = copies && p->nRecv == 1 && (p->recv[0].info->flags & reads) && p->recv[0].info->ptrRead;
+  uint32_t next = copies && p->nSend == 1 ? p->send[0].info->flags : 0;
+  /* Not over a proxy's connection: there a PTR slot is the proxy's to send
+   * from, which its collectives do not do. */
+  int map = !!(next & MKCCL_CONN_PTR_MAP), cma = (next & MKCCL_CONN_PTR_READ) && !(next & MKCCL_CONN_PROXY);
+  p->srcShared = (map && (w->flags & MK_WORK_SEND_HOSTMEM)) || (cma && (w->flags & MK_WORK_SEND_REG));
+  p->dstShared = (map && (w->flags & MK_WORK_RECV_HOSTMEM)) || (cma && (w->flags & MK_WORK_RECV_REG));
+  p->ptrSend = p->srcShared || p->dstShared;
   p->ptrPath = recvPtr || p->ptrSend;
   int64_t out = (int64_t)w->count * (int64_t)p->typeSize * (w->coll == MK_COLL_ALLGATHER ? nRanks : 1);
   p->ptrStream = (uint8_t)(recvPtr && host_store_single_stream(p->store, out));

@@ -39,9 +39,9 @@ typedef struct host_prims {
   /* Ring AllGather and Broadcast by address (host_prims_ptr.c): set per
    * item by the ring; 0 everywhere else. */
   uint8_t ptrPath;   /* raw copies, one peer each way: slices may come or go as PTR slots */
-  uint8_t ptrSend;   /* send[0]'s receiver maps this process's shareable memory */
-  uint8_t srcShared; /* the item's send buffer is shareable memory */
-  uint8_t dstShared; /* its receive buffer is */
+  uint8_t ptrSend;   /* srcShared or dstShared: some slices may go to send[0] as addresses */
+  uint8_t srcShared; /* send[0]'s receiver reads the item's send buffer in place (mapped or by CMA) */
+  uint8_t dstShared; /* and its receive buffer */
   uint8_t ptrPosted; /* a slice went out by address: drain before the item ends */
   /* Point-to-point and ring by address: slices read in place of the
    * sender's memory are written with streaming stores (host_store.h). */

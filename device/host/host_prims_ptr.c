@@ -7,8 +7,9 @@
  * sender's buffer is the sender's again once the consumer is done with its
  * slices. Point-to-point (send_addr, recv_any), and the raw copies of the
  * ring AllGather and Broadcast (chunk_ptr), where each rank hands on by
- * address what it holds in shareable memory: its input, or its output once
- * a slice has landed there. */
+ * address what it holds in memory the next rank reads in place (shareable
+ * memory it maps, or registered memory it reads by CMA): its input, or its
+ * output once a slice has landed there. */
 #include <errno.h>
 #include <string.h>
 

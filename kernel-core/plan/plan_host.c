@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/mem_host.h"
+#include "api/mem_reg.h"
 #include "base/err.h"
 #include "base/param.h"
 #include "comm/comm.h"
@@ -152,16 +153,18 @@ int plan_connected(struct ncclComm* comm, task_list_t* tasks) {
 }
 
 /* A host ring AllGather or Broadcast whose buffers lie in shareable host
- * memory may hand them on by address (device/host/host_prims_ptr.c). */
+ * memory or in registrations may hand them on by address
+ * (device/host/host_prims_ptr.c). */
 static void plan_coll_hostmem(const struct ncclComm* comm, const task_t* t, mk_work_t* w) {
   int gather = t->coll == MK_COLL_ALLGATHER;
   if (comm->cudaDev >= 0 || (!gather && t->coll != MK_COLL_BROADCAST) || t->choice.algo != MK_ALGO_RING ||
       t->choice.proto != MK_PROTO_SIMPLE || t->count == 0)
     return;
-  size_t bytes = t->count * host_type_size(t->type);
+  size_t bytes = t->count * host_type_size(t->type), out = gather ? bytes * (size_t)comm->nRanks : bytes;
   if (t->sendbuff && mem_host_covers(t->sendbuff, bytes)) w->flags |= MK_WORK_SEND_HOSTMEM;
-  if (t->recvbuff && mem_host_covers(t->recvbuff, gather ? bytes * (size_t)comm->nRanks : bytes))
-    w->flags |= MK_WORK_RECV_HOSTMEM;
+  if (t->recvbuff && mem_host_covers(t->recvbuff, out)) w->flags |= MK_WORK_RECV_HOSTMEM;
+  if (t->sendbuff && mem_reg_covers(comm, t->sendbuff, bytes)) w->flags |= MK_WORK_SEND_REG;
+  if (t->recvbuff && mem_reg_covers(comm, t->recvbuff, out)) w->flags |= MK_WORK_RECV_REG;
 }
 
 void plan_coll_work(struct ncclComm* comm, const task_t* t, mk_work_t* w) {

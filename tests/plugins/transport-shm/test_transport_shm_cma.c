@@ -10,7 +10,11 @@
  * receive within one registered buffer, every rank to every other, an
  * unregistered sender, an unregistered receiver, a sender whose buffer is
  * a window (ncclCommWindowRegister); sizes from 1 byte to
- * several steps on every channel, odd ones included.
+ * several steps on every channel, odd ones included. Then ring AllGather
+ * (NCCL_ALGO=Ring, NCCL_PROTO=Simple) out of place and in place, and
+ * Broadcast from every root, on registered buffers: each hop reads the
+ * previous rank's input or output in place; with the output unregistered
+ * only the first hop does.
  * Usage: test_transport_shm_cma cma|off|fault */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -38,6 +42,51 @@ static void* reg(ncclComm_t comm, void* p, size_t n) {
 static const size_t sizes[] = {1, 4096 + 3, (3u << 20) + 5, (9u << 20) + 1};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 #define MAXB ((9u << 20) + 1)
+
+/* AllGather and Broadcast on registered buffers; what this rank should
+ * read in place is added to *expected. */
+static void colls(ncclComm_t comm, int rank, int call, uint64_t* expected) {
+  static const size_t counts[] = {1, 100003, (5u << 20) / 4 + 3};
+  for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+    size_t b = counts[k] * 4, all = b * N;
+    uint8_t *in = malloc(b), *out = malloc(all), *plainOut = malloc(all);
+    CHECK(in && out && plainOut);
+    void *hi = reg(comm, in, b), *ho = reg(comm, out, all);
+    /* Out of place, both registered: every received byte by address. */
+    call++;
+    fill(in, b, rank, 0, call);
+    memset(out, 0, all);
+    CHECK_NCCL(ncclAllGather(in, out, counts[k], ncclFloat, comm, NULL));
+    for (int r = 0; r < N; r++) expect(out + (size_t)r * b, b, r, 0, call);
+    *expected += all - b;
+    /* In place. */
+    call++;
+    memset(out, 0, all);
+    fill(out + (size_t)rank * b, b, rank, 0, call);
+    CHECK_NCCL(ncclAllGather(out + (size_t)rank * b, out, counts[k], ncclFloat, comm, NULL));
+    for (int r = 0; r < N; r++) expect(out + (size_t)r * b, b, r, 0, call);
+    *expected += all - b;
+    /* Only the input registered: the first hop by address, the rest copied. */
+    call++;
+    fill(in, b, rank, 0, call);
+    memset(plainOut, 0, all);
+    CHECK_NCCL(ncclAllGather(in, plainOut, counts[k], ncclFloat, comm, NULL));
+    for (int r = 0; r < N; r++) expect(plainOut + (size_t)r * b, b, r, 0, call);
+    *expected += b;
+    /* Broadcast from every root into registered memory. */
+    for (int root = 0; root < N; root++) {
+      call++;
+      if (rank == root) fill(in, b, root, 1, call);
+      memset(out, 0, b);
+      CHECK_NCCL(ncclBroadcast(in, out, counts[k], ncclFloat, root, comm, NULL));
+      expect(out, b, root, 1, call);
+      if (rank != root) *expected += b;
+    }
+    CHECK_NCCL(ncclCommDeregister(comm, ho));
+    CHECK_NCCL(ncclCommDeregister(comm, hi));
+    free(plainOut), free(out), free(in);
+  }
+}
 
 static int rank_main(int rank, int n, void* arg) {
   (void)arg;
@@ -117,6 +166,7 @@ static int rank_main(int rank, int n, void* arg) {
     expect(plain, b, next, rank, call);
     expected += b;
   }
+  colls(comm, rank, call, &expected);
   uint64_t got = plugin_counter("libmkccl-transport-shm.so", "mkcclShmCmaBytes");
   if (cma)
     CHECK_MSG(got == expected, "rank %d read %llu bytes in place, expected %llu", rank, (unsigned long long)got,
@@ -140,6 +190,8 @@ int main(int argc, char** argv) {
   mode = argc > 1 ? argv[1] : "cma";
   CHECK_MSG(!strcmp(mode, "cma") || !strcmp(mode, "off") || !strcmp(mode, "fault"), "unknown mode %s", mode);
   setenv("MKCCL_SHM_CMA", strcmp(mode, "off") ? "1" : "0", 1);
+  setenv("NCCL_ALGO", "Ring", 1);
+  setenv("NCCL_PROTO", "Simple", 1);
   if (!strcmp(mode, "fault")) setenv("MKCCL_SHM_CMA_FAULT", "1", 1);
   plugin_log_start("INIT,SHM");
   int rc = ranks_run(N, rank_main, NULL, 120);
