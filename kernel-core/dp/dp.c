@@ -155,6 +155,7 @@ static void dp_read_plan_params(struct ncclComm* comm) {
   dp->par.netFlatMaxBytes = hostNet && !userChoice ? param_MKCCL_NET_FLAT_MAX_BYTES() : 0;
   dp->par.netFlatChunk = param_MKCCL_NET_FLAT_CHUNK_BYTES();
   dp->par.netFlatMaxRanks = (int)param_MKCCL_NET_FLAT_MAX_RANKS();
+  dp->par.ringRegByAddr = param_MKCCL_HOST_RING_REG_ADDR() != 0;
   dp->par.gpuLLMaxBytes = gpu && !userChoice && dp->ch.ringLL ? param_MKCCL_GPU_LL_MAX_BYTES() : 0;
   /* Symmetric kernels are no NCCL algorithm either. */
   dp->par.symmMaxBytes = gpu && !userChoice ? param_MKCCL_SYMM_MAX_BYTES() : 0;

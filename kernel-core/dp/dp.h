@@ -75,6 +75,7 @@ typedef struct dp_params {
   int64_t symmChannelBytes;    /* MKCCL_SYMM_CHANNEL_BYTES */
   int workBatch;           /* GPU items per launch: half of NCCL_WORK_FIFO_BYTES */
   int hostShmCores;        /* host ranks of one host over SHM, each with a CPU: the model's SHM hop (tune stage) */
+  int ringRegByAddr;       /* MKCCL_HOST_RING_REG_ADDR */
 } dp_params_t;
 
 typedef struct dp_state {

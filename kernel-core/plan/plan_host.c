@@ -163,6 +163,9 @@ static void plan_coll_hostmem(const struct ncclComm* comm, const task_t* t, mk_w
   size_t bytes = t->count * host_type_size(t->type), out = gather ? bytes * (size_t)comm->nRanks : bytes;
   if (t->sendbuff && mem_host_covers(t->sendbuff, bytes)) w->flags |= MK_WORK_SEND_HOSTMEM;
   if (t->recvbuff && mem_host_covers(t->recvbuff, out)) w->flags |= MK_WORK_RECV_HOSTMEM;
+  /* Registered ones go by CMA, whose cost per call and page is in every
+   * slice: ahead of the copy path on some machines, behind on others. */
+  if (!comm->dp.par.ringRegByAddr) return;
   if (t->sendbuff && mem_reg_covers(comm, t->sendbuff, bytes)) w->flags |= MK_WORK_SEND_REG;
   if (t->recvbuff && mem_reg_covers(comm, t->recvbuff, out)) w->flags |= MK_WORK_RECV_REG;
 }

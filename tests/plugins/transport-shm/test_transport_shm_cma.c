@@ -12,7 +12,7 @@
  * a window (ncclCommWindowRegister); sizes from 1 byte to
  * several steps on every channel, odd ones included. Then ring AllGather
  * (NCCL_ALGO=Ring, NCCL_PROTO=Simple) out of place and in place, and
- * Broadcast from every root, on registered buffers: each hop reads the
+ * Broadcast from every root, on registered buffers (MKCCL_HOST_RING_REG_ADDR=1): each hop reads the
  * previous rank's input or output in place; with the output unregistered
  * only the first hop does.
  * Usage: test_transport_shm_cma cma|off|fault */
@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
   setenv("MKCCL_SHM_CMA", strcmp(mode, "off") ? "1" : "0", 1);
   setenv("NCCL_ALGO", "Ring", 1);
   setenv("NCCL_PROTO", "Simple", 1);
+  setenv("MKCCL_HOST_RING_REG_ADDR", "1", 1);
   if (!strcmp(mode, "fault")) setenv("MKCCL_SHM_CMA_FAULT", "1", 1);
   plugin_log_start("INIT,SHM");
   int rc = ranks_run(N, rank_main, NULL, 120);
