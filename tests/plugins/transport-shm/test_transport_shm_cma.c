@@ -29,6 +29,7 @@
 #include "nccl.h"
 #include "ranks_id.h"
 #include "plugin_check.h"
+#include "shm_ring_colls.h"
 
 #define N 3
 static const char* mode;
@@ -43,49 +44,16 @@ static const size_t sizes[] = {1, 4096 + 3, (3u << 20) + 5, (9u << 20) + 1};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 #define MAXB ((9u << 20) + 1)
 
-/* AllGather and Broadcast on registered buffers; what this rank should
- * read in place is added to *expected. */
-static void colls(ncclComm_t comm, int rank, int call, uint64_t* expected) {
-  static const size_t counts[] = {1, 100003, (5u << 20) / 4 + 3};
-  for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
-    size_t b = counts[k] * 4, all = b * N;
-    uint8_t *in = malloc(b), *out = malloc(all), *plainOut = malloc(all);
-    CHECK(in && out && plainOut);
-    void *hi = reg(comm, in, b), *ho = reg(comm, out, all);
-    /* Out of place, both registered: every received byte by address. */
-    call++;
-    fill(in, b, rank, 0, call);
-    memset(out, 0, all);
-    CHECK_NCCL(ncclAllGather(in, out, counts[k], ncclFloat, comm, NULL));
-    for (int r = 0; r < N; r++) expect(out + (size_t)r * b, b, r, 0, call);
-    *expected += all - b;
-    /* In place. */
-    call++;
-    memset(out, 0, all);
-    fill(out + (size_t)rank * b, b, rank, 0, call);
-    CHECK_NCCL(ncclAllGather(out + (size_t)rank * b, out, counts[k], ncclFloat, comm, NULL));
-    for (int r = 0; r < N; r++) expect(out + (size_t)r * b, b, r, 0, call);
-    *expected += all - b;
-    /* Only the input registered: the first hop by address, the rest copied. */
-    call++;
-    fill(in, b, rank, 0, call);
-    memset(plainOut, 0, all);
-    CHECK_NCCL(ncclAllGather(in, plainOut, counts[k], ncclFloat, comm, NULL));
-    for (int r = 0; r < N; r++) expect(plainOut + (size_t)r * b, b, r, 0, call);
-    *expected += b;
-    /* Broadcast from every root into registered memory. */
-    for (int root = 0; root < N; root++) {
-      call++;
-      if (rank == root) fill(in, b, root, 1, call);
-      memset(out, 0, b);
-      CHECK_NCCL(ncclBroadcast(in, out, counts[k], ncclFloat, root, comm, NULL));
-      expect(out, b, root, 1, call);
-      if (rank != root) *expected += b;
-    }
-    CHECK_NCCL(ncclCommDeregister(comm, ho));
-    CHECK_NCCL(ncclCommDeregister(comm, hi));
-    free(plainOut), free(out), free(in);
-  }
+/* Registered malloc'ed buffers, for shm_ring_colls. */
+static uint8_t* reg_alloc(ncclComm_t comm, size_t n, void** h) {
+  uint8_t* p = calloc(1, n);
+  CHECK(p);
+  *h = reg(comm, p, n);
+  return p;
+}
+static void reg_release(ncclComm_t comm, uint8_t* p, void* h) {
+  CHECK_NCCL(ncclCommDeregister(comm, h));
+  free(p);
 }
 
 static int rank_main(int rank, int n, void* arg) {
@@ -166,7 +134,8 @@ static int rank_main(int rank, int n, void* arg) {
     expect(plain, b, next, rank, call);
     expected += b;
   }
-  colls(comm, rank, call, &expected);
+  const shm_buf_kind_t kind = {reg_alloc, reg_release};
+  shm_ring_colls(comm, rank, N, call, &kind, &expected);
   uint64_t got = plugin_counter("libmkccl-transport-shm.so", "mkcclShmCmaBytes");
   if (cma)
     CHECK_MSG(got == expected, "rank %d read %llu bytes in place, expected %llu", rank, (unsigned long long)got,

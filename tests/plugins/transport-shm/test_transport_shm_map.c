@@ -28,6 +28,7 @@
 #include "nccl.h"
 #include "ranks_id.h"
 #include "plugin_check.h"
+#include "shm_ring_colls.h"
 
 #define N 3
 static const char* mode;
@@ -53,49 +54,15 @@ static void exchange(ncclComm_t comm, const void* src, int to, void* dst, int fr
   CHECK_NCCL(ncclGroupEnd());
 }
 
-/* AllGather and Broadcast; what each rank should read in place is added to
- * *mapped (where the mapping is on). */
-static void colls(ncclComm_t comm, int rank, int call, uint64_t* mapped) {
-  static const size_t counts[] = {1, 100003, (5u << 20) / 4 + 3};
-  for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
-    size_t b = counts[k] * 4, all = b * N;
-    uint8_t* in = host_alloc(b);
-    uint8_t* out = host_alloc(all);
-    uint8_t* plainOut = malloc(all);
-    CHECK(plainOut);
-    /* Out of place, both shareable: every received byte by address. */
-    call++;
-    fill(in, b, rank, 0, call);
-    CHECK_NCCL(ncclAllGather(in, out, counts[k], ncclFloat, comm, NULL));
-    for (int r = 0; r < N; r++) expect(out + (size_t)r * b, b, r, 0, call);
-    *mapped += all - b;
-    /* In place. */
-    call++;
-    memset(out, 0, all);
-    fill(out + (size_t)rank * b, b, rank, 0, call);
-    CHECK_NCCL(ncclAllGather(out + (size_t)rank * b, out, counts[k], ncclFloat, comm, NULL));
-    for (int r = 0; r < N; r++) expect(out + (size_t)r * b, b, r, 0, call);
-    *mapped += all - b;
-    /* Only the input shareable: the first hop by address, the rest copied. */
-    call++;
-    fill(in, b, rank, 0, call);
-    memset(plainOut, 0, all);
-    CHECK_NCCL(ncclAllGather(in, plainOut, counts[k], ncclFloat, comm, NULL));
-    for (int r = 0; r < N; r++) expect(plainOut + (size_t)r * b, b, r, 0, call);
-    *mapped += b;
-    /* Broadcast from every root into shareable memory. */
-    for (int root = 0; root < N; root++) {
-      call++;
-      if (rank == root) fill(in, b, root, 1, call);
-      memset(out, 0, b);
-      CHECK_NCCL(ncclBroadcast(in, out, counts[k], ncclFloat, root, comm, NULL));
-      expect(out, b, root, 1, call);
-      if (rank != root) *mapped += b;
-    }
-    free(plainOut);
-    CHECK_NCCL(ncclMemFree(out));
-    CHECK_NCCL(ncclMemFree(in));
-  }
+/* ncclMemAlloc'ed buffers, for shm_ring_colls. */
+static uint8_t* mem_alloc(ncclComm_t comm, size_t n, void** h) {
+  (void)comm;
+  *h = NULL;
+  return host_alloc(n);
+}
+static void mem_release(ncclComm_t comm, uint8_t* p, void* h) {
+  (void)comm, (void)h;
+  CHECK_NCCL(ncclMemFree(p));
 }
 
 /* What the host executor's channels say, at destroy, they read in place:
@@ -168,7 +135,8 @@ static int rank_main(int rank, int n, void* arg) {
     expect(rbuf, b, prev, rank, call);
     mapExpected += b;
   }
-  colls(comm, rank, call, &mapExpected);
+  const shm_buf_kind_t kind = {mem_alloc, mem_release};
+  shm_ring_colls(comm, rank, N, call, &kind, &mapExpected);
   uint64_t mapped = plugin_counter("libmkccl-transport-shm.so", "mkcclShmMapBytes"), cmaRead = plugin_counter("libmkccl-transport-shm.so", "mkcclShmCmaBytes");
   CHECK_MSG(mapped == (map ? mapExpected : 0), "rank %d copied %llu bytes from mapped memory, expected %llu (%s)",
             rank, (unsigned long long)mapped, (unsigned long long)(map ? mapExpected : 0), mode);
