@@ -264,8 +264,9 @@ typedef struct mkcclTransportServices_v1 {
    * is not GPU memory; outputs untouched then. NULL on host ranks. */
   ncclResult_t (*dmaBufFd)(void* ctx, const void* ptr, size_t bytes, int* fd, uint64_t* offset);
   /* ---- P2P direct (appended; check `size` before use) ---- */
-  /* !NCCL_P2P_DIRECT_DISABLE: GPU ranks of one process may read each
-   * other's user buffers in place (MKCCL_CONN_PTR_ANY). */
+  /* !NCCL_P2P_DIRECT_DISABLE: a GPU P2P receiver may read the sender's
+   * user buffer in place (MKCCL_CONN_PTR_ANY in one process,
+   * MKCCL_CONN_PTR_PEER across processes). */
   int p2pDirect;
 } mkcclTransportServices_v1;
 

@@ -50,7 +50,8 @@ typedef struct {
 
 void host_store_init(host_store_t* s, int policy, int64_t minBytes);
 
-/* Whether a single-copy receive of `totalBytes` in all streams (NULL: no). */
+/* Whether a single-copy receive of `totalBytes` in all writes with
+ * streaming stores (NULL: never). */
 int host_store_single_stream(const host_store_t* s, int64_t totalBytes);
 
 /* The mode for a slice of `bytes` (NULL: cached). */
