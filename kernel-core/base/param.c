@@ -8,7 +8,6 @@
 
 #include "base/log.h"
 
-#define PARAM_MAX 512
 
 typedef struct {
   param_decl_t decl;
@@ -17,7 +16,7 @@ typedef struct {
 } param_entry_t;
 
 static pthread_mutex_t param_lock = PTHREAD_MUTEX_INITIALIZER;
-static param_entry_t param_entries[PARAM_MAX];
+static param_entry_t param_entries[PARAM_TABLE_MAX];
 static int param_count;
 static int param_core_loaded;
 
@@ -26,7 +25,7 @@ void param_tables_core(void (*add)(const param_decl_t*)); /* param_tables.c */
 static void param_add_locked(const param_decl_t* d) {
   for (int i = 0; i < param_count; i++)
     if (strcmp(param_entries[i].decl.name, d->name) == 0) return;
-  if (param_count == PARAM_MAX) return;
+  if (param_count == PARAM_TABLE_MAX) return;
   param_entries[param_count].decl = *d;
   __atomic_store_n(&param_count, param_count + 1, __ATOMIC_RELEASE);
 }
@@ -64,6 +63,11 @@ static param_entry_t* param_find(const char* name) {
   for (int i = 0; i < n; i++)
     if (strcmp(param_entries[i].decl.name, name) == 0) return &param_entries[i];
   return NULL;
+}
+
+const param_decl_t* param_decl_find(const char* name) {
+  const param_entry_t* e = name ? param_find(name) : NULL;
+  return e ? &e->decl : NULL;
 }
 
 /* The raw text of a value and where it came from. */

@@ -20,6 +20,9 @@ typedef enum { PARAM_FROM_DEFAULT = 0, PARAM_FROM_MANIFEST = 1, PARAM_FROM_ENV =
  * performance tuning; DEVELOPER: test and diagnosis switches. */
 typedef enum { PARAM_LEVEL_USER = 0, PARAM_LEVEL_EXPERT = 1, PARAM_LEVEL_DEVELOPER = 2 } param_level_t;
 
+/* Declarations the table holds at most (core and plugins together). */
+#define PARAM_TABLE_MAX 512
+
 typedef struct {
   const char* name;
   mkcclParamType_v1 type;
@@ -33,6 +36,10 @@ typedef struct {
  * declaration. ABI v1 carries no level: a plugin's NCCL_* names (NCCL's own
  * knobs) are USER, the rest EXPERT. */
 void param_register(const mkcclParamDecl_v1* decls, int n, const char* owner);
+
+/* The declaration of `name`, or NULL when undeclared. Declarations stay
+ * where they are for the life of the process. */
+const param_decl_t* param_decl_find(const char* name);
 
 /* By name: for names only known at run time (plugins' parameters); the
  * core's own are read with the typed accessors below. */
