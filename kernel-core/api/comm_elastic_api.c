@@ -1,8 +1,10 @@
 /* NCCL 2.29/2.30's communicators that change: new ranks joining a live one
  * (ncclCommGetUniqueId, ncclCommGrow), and one that gives back its memory
- * for a while (ncclCommSuspend/Resume, ncclCommMemStats). Not implemented
- * yet. */
+ * for a while (ncclCommSuspend/Resume): not implemented yet. And what a
+ * communicator holds (ncclCommMemStats). */
 #include "api/api.h"
+#include "base/err.h"
+#include "comm/comm.h"
 
 #define ELASTIC "NCCL 2.30's communicator API"
 
@@ -27,7 +29,19 @@ MK_API(ncclResult_t, CommResume, ncclComm_t comm) {
   return api_not_implemented("ncclCommResume", ELASTIC);
 }
 
+/* The GPU memory counted is what the transports hold (comm.h's
+ * gpuMemBytes): all of it persists, since nothing can be suspended yet.
+ * A host communicator holds none. */
 MK_API(ncclResult_t, CommMemStats, ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value) {
-  (void)comm, (void)stat, (void)value;
-  return api_not_implemented("ncclCommMemStats", ELASTIC);
+  MK_CHECK(comm_check(comm, "ncclCommMemStats"));
+  if (!value) return MK_FAIL(ncclInvalidArgument, "ncclCommMemStats: value is NULL");
+  MK_CHECK(comm_ensure_ready(comm, "ncclCommMemStats"));
+  uint64_t held = __atomic_load_n(&comm->gpuMemBytes, __ATOMIC_RELAXED);
+  switch (stat) {
+    case ncclStatGpuMemTotal:
+    case ncclStatGpuMemPersist: *value = held; return ncclSuccess;
+    case ncclStatGpuMemSuspend:
+    case ncclStatGpuMemSuspended: *value = 0; return ncclSuccess;
+    default: return MK_FAIL(ncclInvalidArgument, "ncclCommMemStats: %d is no ncclCommMemStat_t", (int)stat);
+  }
 }

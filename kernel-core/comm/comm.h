@@ -66,6 +66,9 @@ struct ncclComm {
   ncclConfig_t config; /* validated; config.commName/netName point into this struct */
   char commName[COMM_NAME_MAX];
   char netName[COMM_NAME_MAX];
+  /* GPU memory the transports hold through the services' deviceAlloc
+   * (step buffers, LL lines, pools, control words): ncclCommMemStats. Atomic. */
+  uint64_t gpuMemBytes;
 
   /* ---- lifecycle (comm) ---- */
   int state;                 /* comm_state_t, atomic */

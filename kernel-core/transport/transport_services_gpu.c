@@ -35,8 +35,15 @@ static ncclResult_t gpu_host_free(void* ctx, void* ptr) {
  * non-blocking stream could use a connection made at launch time (p2p)
  * before its head/tail words are zeroed, or have them zeroed under it; and a
  * legacy-stream operation waits for every blocking stream's kernels. */
+/* The bytes of the allocation at d, as the driver has it (0 if it cannot say). */
+static size_t gpu_alloc_bytes(const cuda_gpu_t* g, cu_deviceptr_t d) {
+  cu_deviceptr_t base = 0;
+  size_t size = 0;
+  return g->mem_get_address_range && g->mem_get_address_range(&base, &size, d) == CUDA_DRV_SUCCESS ? size : 0;
+}
+
 static ncclResult_t gpu_device_alloc(void* ctx, size_t bytes, void** ptr) {
-  (void)ctx;
+  struct ncclComm* comm = ctx;
   const cuda_gpu_t* g = cuda_gpu();
   if (!g) return ncclSystemError;
   cu_deviceptr_t d = 0;
@@ -52,14 +59,17 @@ static ncclResult_t gpu_device_alloc(void* ctx, size_t bytes, void** ptr) {
     g->mem_free(d);
     return CU_FAIL("cuMemsetD8Async (zeroing a connection's device memory)", r);
   }
+  __atomic_add_fetch(&comm->gpuMemBytes, gpu_alloc_bytes(g, d), __ATOMIC_RELAXED);
   *ptr = (void*)(uintptr_t)d;
   return ncclSuccess;
 }
 
 static ncclResult_t gpu_device_free(void* ctx, void* ptr) {
-  (void)ctx;
+  struct ncclComm* comm = ctx;
   const cuda_gpu_t* g = cuda_gpu();
-  if (g && ptr) g->mem_free((cu_deviceptr_t)(uintptr_t)ptr);
+  if (!g || !ptr) return ncclSuccess;
+  __atomic_sub_fetch(&comm->gpuMemBytes, gpu_alloc_bytes(g, (cu_deviceptr_t)(uintptr_t)ptr), __ATOMIC_RELAXED);
+  g->mem_free((cu_deviceptr_t)(uintptr_t)ptr);
   return ncclSuccess;
 }
 

@@ -2,7 +2,8 @@
  * from outside with NCCL's own types, 3 ranks as processes: the device API's
  * teams (returned by value: the struct's three ints are the ABI), its slot
  * count, ncclCommQueryProperties (versions and sizes a caller may pass),
- * ncclWinGetUserPtr; every function not implemented yet returns
+ * ncclWinGetUserPtr, ncclCommMemStats (no GPU memory on a host
+ * communicator); every function not implemented yet returns
  * ncclInvalidUsage with a last-error text that names it, and the
  * communicator stays usable after all of them. The device communicator's
  * own checks: tests/kernel-core/api/test_devcomm.c. */
@@ -118,13 +119,27 @@ static void check_user_ptr(ncclComm_t comm, float* buf) {
     CHECK_STR_CONTAINS(ncclGetLastError(NULL), name " is not implemented yet"); \
   } while (0)
 
+/* A host communicator holds no GPU memory: every statistic 0; bad
+ * arguments refused, the output untouched. */
+static void check_memstats(ncclComm_t comm) {
+  for (int s = ncclStatGpuMemSuspend; s <= ncclStatGpuMemTotal; s++) {
+    uint64_t v = 7;
+    CHECK_NCCL(ncclCommMemStats(comm, (ncclCommMemStat_t)s, &v));
+    CHECK_MSG(v == 0, "host communicator: statistic %d is %llu", s, (unsigned long long)v);
+  }
+  uint64_t v = 7;
+  CHECK_EQ_INT(ncclCommMemStats(comm, (ncclCommMemStat_t)4, &v), ncclInvalidArgument);
+  CHECK_EQ_INT(ncclCommMemStats(NULL, ncclStatGpuMemTotal, &v), ncclInvalidArgument);
+  CHECK(v == 7);
+  CHECK_EQ_INT(ncclCommMemStats(comm, ncclStatGpuMemTotal, NULL), ncclInvalidArgument);
+}
+
 static void check_not_implemented(ncclComm_t comm, float* buf) {
   char out[256];
   void* ptr = NULL;
   team_t world = ncclTeamWorld(comm);
   ncclUniqueId id;
   ncclComm_t grown = NULL;
-  uint64_t stat = 0;
   ncclWaitSignalDesc_t desc = {1, 0, 0, 0};
   NOT_YET(ncclGinOutboxCreateRequirement(1, 12, out, out), "ncclGinOutboxCreateRequirement");
   NOT_YET(ncclGinInboxA2ACreateRequirement(world, 1, 12, out, out), "ncclGinInboxA2ACreateRequirement");
@@ -132,12 +147,11 @@ static void check_not_implemented(ncclComm_t comm, float* buf) {
   NOT_YET(ncclCommGrow(comm, 4, NULL, -1, &grown, NULL), "ncclCommGrow");
   NOT_YET(ncclCommSuspend(comm, NCCL_SUSPEND_MEM), "ncclCommSuspend");
   NOT_YET(ncclCommResume(comm), "ncclCommResume");
-  NOT_YET(ncclCommMemStats(comm, ncclStatGpuMemTotal, &stat), "ncclCommMemStats");
   NOT_YET(ncclPutSignal(buf, 1, ncclFloat32, 0, NULL, 0, 0, 0, 0, comm, NULL), "ncclPutSignal");
   NOT_YET(ncclSignal(0, 0, 0, 0, comm, NULL), "ncclSignal");
   NOT_YET(ncclWaitSignal(1, &desc, comm, NULL), "ncclWaitSignal");
   /* Outputs are set only on success. */
-  CHECK(ptr == NULL && grown == NULL && stat == 0);
+  CHECK(ptr == NULL && grown == NULL);
   ncclResetDebugInitInternal();
 }
 
@@ -150,6 +164,7 @@ static int rank_main(int rank, int n, void* arg) {
   check_slots();
   check_properties(comm, rank, n);
   check_user_ptr(comm, buf);
+  check_memstats(comm);
   check_not_implemented(comm, buf);
   /* Still a communicator: every rank's own value, summed. */
   for (int i = 0; i < COUNT; i++) buf[i] = (float)(rank * COUNT + i);

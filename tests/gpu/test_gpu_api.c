@@ -65,9 +65,26 @@ static ncclResult_t wait_ready(ncclComm_t comm) {
   return async;
 }
 
+/* What ncclCommMemStats says once comm has run collectives: GPU memory of
+ * its connections where it has peers over P2P (none alone), all of it
+ * persistent (nothing is suspended); an unknown statistic refused. */
+static void check_memstats(ncclComm_t comm, int m) {
+  uint64_t total = 7, persist = 7, suspend = 7, suspended = 7;
+  CHECK_NCCL(ncclCommMemStats(comm, ncclStatGpuMemTotal, &total));
+  CHECK_NCCL(ncclCommMemStats(comm, ncclStatGpuMemPersist, &persist));
+  CHECK_NCCL(ncclCommMemStats(comm, ncclStatGpuMemSuspend, &suspend));
+  CHECK_NCCL(ncclCommMemStats(comm, ncclStatGpuMemSuspended, &suspended));
+  CHECK_MSG(m == 1 ? total == 0 : (getenv("NCCL_P2P_DISABLE") || total > 0),
+            "%d ranks: ncclCommMemStats total %llu", m, (unsigned long long)total);
+  CHECK(persist == total && suspend == 0 && suspended == 0);
+  uint64_t v = 7;
+  CHECK_EQ_INT(ncclCommMemStats(comm, (ncclCommMemStat_t)99, &v), ncclInvalidArgument);
+  CHECK(v == 7);
+}
+
 /* On `comm`, whose ranks are `members` (parent ranks, in the new order):
  * an AllReduce of every member's input in buf (in place) and an AllGather
- * of them, both checked element by element. */
+ * of them, both checked element by element; then its memory statistics. */
 static void check_comm(ncclComm_t comm, const int* members, int m, int32_t* buf, cudaStream_t stream, int nonblocking) {
   int count = -1, me = -1;
   CHECK_NCCL(ncclCommCount(comm, &count));
@@ -110,6 +127,7 @@ static void check_comm(ncclComm_t comm, const int* members, int m, int32_t* buf,
   CHECK_MSG(wrong == 0, "rank %d (%d of %d): AllGather in member order: %ld wrong", parent, me, m, wrong);
   CUDA_CHECK(cudaFree(gathered));
   free(h);
+  check_memstats(comm, m);
 }
 
 static void join(int rank, int n, cudaStream_t* stream, ncclComm_t* comm) {
